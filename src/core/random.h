@@ -1,0 +1,38 @@
+#pragma once
+// A seeded generator whose sequence is the same on every platform and compiler
+// (std:: distributions are not), so a seed reproduces a run everywhere.
+#include <cstdint>
+
+namespace tenfold {
+
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed) {}
+  /// The next 64 random bits (splitmix64).
+  uint64_t next_u64() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, 1) with 24 random bits, exact in float.
+  float uniform() { return static_cast<float>(next_u64() >> 40) * (1.0f / 16777216.0f); }
+  /// Uniform in [low, high).
+  float uniform(float low, float high) { return low + (high - low) * uniform(); }
+  /// Uniform integer in [0, bound).
+  uint64_t below(uint64_t bound) { return next_u64() % bound; }
+
+ private:
+  uint64_t state_;
+};
+
+}  // namespace tenfold
+
+namespace tenfold {
+
+/// The generator layers draw initial weights from (Keras' global seed generator).
+Random& global_random();
+/// Reseeds it, as keras.utils.set_random_seed does.
+void set_random_seed(uint64_t seed);
+
+}  // namespace tenfold

@@ -1,0 +1,41 @@
+#pragma once
+// 2-D convolution on oneDNN: NHWC activations, weights in the layout oneDNN chooses (blocked,
+// so the jit/brgemm kernels run; plain HWIO would fall back to im2col, 16x slower), optional
+// fused elementwise activation. Forward, backward-data and backward-weights live together.
+#include <memory>
+
+#include "kernels/onednn/activation.h"
+#include "kernels/onednn/engine.h"
+#include "kernels/window.h"
+
+namespace tenfold::kernels::onednn {
+
+class Conv2DKernel {
+ public:
+  /// The weight layout oneDNN runs fastest with for this geometry.
+  static memory::desc preferred_weights_desc(const WindowGeometry& g);
+  /// Keras' layout of the same weights: [KH, KW, in, filters].
+  static memory::desc keras_weights_desc(const WindowGeometry& g);
+
+  /// `activation` must be fusable (not softmax). `weights_desc` is the layout the weights are
+  /// stored in; `need_diff_src` is false for a first layer, whose input needs no gradient.
+  Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
+               const memory::desc& weights_desc, bool need_diff_src);
+
+  /// src [N,H,W,C] -> dst [N,OH,OW,F], activation applied.
+  void forward(const float* src, const float* weights, const float* bias, float* dst);
+  /// Backward through activation (in place on diff_dst) and convolution. diff_src may be null
+  /// when need_diff_src was false; diff_bias is ignored without bias.
+  void backward(const float* src, const float* dst, float* diff_dst, const float* weights,
+                float* diff_src, float* diff_weights, float* diff_bias);
+
+ private:
+  bool use_bias_;
+  BoundPrimitive forward_, backward_data_, backward_weights_;
+  BoundPrimitive diff_weights_reorder_;  // when backward-weights prefers another layout
+  std::shared_ptr<std::byte> diff_weights_buffer_;
+  ActivationKernel activation_;
+  std::shared_ptr<std::byte> scratchpad_;
+};
+
+}  // namespace tenfold::kernels::onednn

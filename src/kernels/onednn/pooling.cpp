@@ -1,0 +1,64 @@
+#include "kernels/onednn/pooling.h"
+
+#include <algorithm>
+
+namespace tenfold::kernels::onednn {
+
+PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g) {
+  using tag = memory::format_tag;
+  memory::desc src = f32_desc({g.batch, g.in_channels, g.in_height, g.in_width}, tag::nhwc);
+  memory::desc dst = f32_desc({g.batch, g.in_channels, g.out_height, g.out_width}, tag::nhwc);
+  dnnl::algorithm algorithm = kind == PoolKind::max ? dnnl::algorithm::pooling_max
+                                                    : dnnl::algorithm::pooling_avg_exclude_padding;
+  memory::dims strides = {g.stride_height, g.stride_width};
+  memory::dims window = {g.window_height, g.window_width};
+  memory::dims padding_left = {g.pad_top, g.pad_left};
+  memory::dims padding_right = {g.pad_bottom, g.pad_right};
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  dnnl::pooling_forward::primitive_desc forward_pd(
+      {dnnl::prop_kind::forward_training, algorithm, src, dst, strides, window, padding_left,
+       padding_right},
+      attr, engine());
+  dnnl::pooling_backward::primitive_desc backward_pd(
+      {algorithm, src, dst, strides, window, padding_left, padding_right}, attr, engine(),
+      forward_pd);
+  memory::desc workspace = forward_pd.workspace_desc();
+  has_workspace_ = workspace.get_size() > 0;
+  if (has_workspace_) {
+    workspace_ = allocate_aligned(workspace.get_size());
+    forward_ = BoundPrimitive(
+        dnnl::pooling_forward(forward_pd),
+        {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, workspace}},
+        forward_pd.scratchpad_desc());
+    backward_ = BoundPrimitive(
+        dnnl::pooling_backward(backward_pd),
+        {{DNNL_ARG_DIFF_DST, dst}, {DNNL_ARG_DIFF_SRC, src}, {DNNL_ARG_WORKSPACE, workspace}},
+        backward_pd.scratchpad_desc());
+  } else {
+    forward_ = BoundPrimitive(dnnl::pooling_forward(forward_pd),
+                              {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
+                              forward_pd.scratchpad_desc());
+    backward_ = BoundPrimitive(dnnl::pooling_backward(backward_pd),
+                               {{DNNL_ARG_DIFF_DST, dst}, {DNNL_ARG_DIFF_SRC, src}},
+                               backward_pd.scratchpad_desc());
+  }
+  scratchpad_ = allocate_aligned(std::max(forward_.scratchpad_bytes(), backward_.scratchpad_bytes()));
+}
+
+void PoolingKernel::forward(const float* src, float* dst) {
+  if (has_workspace_) {
+    forward_.execute({src, dst, workspace_.get()}, scratchpad_.get());
+  } else {
+    forward_.execute({src, dst}, scratchpad_.get());
+  }
+}
+
+void PoolingKernel::backward(const float* diff_dst, float* diff_src) {
+  if (has_workspace_) {
+    backward_.execute({diff_dst, diff_src, workspace_.get()}, scratchpad_.get());
+  } else {
+    backward_.execute({diff_dst, diff_src}, scratchpad_.get());
+  }
+}
+
+}  // namespace tenfold::kernels::onednn

@@ -1,0 +1,89 @@
+#pragma once
+// The Keras layer lifecycle: construct with arguments, build(input_shape) creates named weights,
+// compute_output_shape, get_config. compile() turns a built layer into a LayerStep: its kernels
+// for one fixed input shape, which a model's compiled step runs forward and backward.
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/random.h"
+#include "core/tensor.h"
+#include "layers/initializers.h"
+#include "layers/variable.h"
+
+namespace tenfold {
+
+/// A layer compiled for one input shape (batch included). Replicas each compile their own,
+/// sharing the layer's weights.
+class LayerStep {
+ public:
+  virtual ~LayerStep() = default;
+  /// input -> output; `training` enables dropout and the like.
+  virtual void forward(const Tensor& input, Tensor& output, bool training) = 0;
+  /// From grad_output (which it may overwrite) computes grad_input (null when the input needs
+  /// no gradient) and the weight gradients, in the order of Layer::weights(), overwritten.
+  /// With `grad_is_for_logits`, grad_output is already the gradient of the softmax's input
+  /// (see ends_in_softmax).
+  virtual void backward(const Tensor& input, const Tensor& output, Tensor& grad_output,
+                        Tensor* grad_input, std::span<Tensor> weight_gradients,
+                        bool grad_is_for_logits) = 0;
+  /// True when the output is a softmax of logits(): a crossentropy loss then works on the
+  /// logits directly, the numerically stable path Keras takes.
+  virtual bool ends_in_softmax() const { return false; }
+  virtual Tensor logits(const Tensor& input) const { return input; }
+  /// True when the output is the input reshaped (same memory, no work).
+  virtual bool is_reshape() const { return false; }
+};
+
+class Layer {
+ public:
+  /// An empty name gets Keras' default: the snake_case class name, numbered from the second.
+  Layer(const std::string& class_snake_name, const std::string& name);
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  /// Keras class name, e.g. "Conv2D".
+  virtual std::string class_name() const = 0;
+  const std::string& name() const { return name_; }
+
+  /// Creates the weights for inputs of `input_shape` (batch dimension included, its value
+  /// ignored). Does nothing when already built with that shape.
+  void build(const Shape& input_shape, Random& random);
+  bool built() const { return built_; }
+  /// Input shape it was built with, batch dimension included.
+  const Shape& input_shape() const { return input_shape_; }
+  /// Output shape for an input shape, batch dimension included.
+  virtual Shape compute_output_shape(const Shape& input_shape) const = 0;
+  /// Kernels for this exact input shape. `need_input_gradient` is false for the first layer.
+  virtual std::unique_ptr<LayerStep> compile(const Shape& input_shape,
+                                             bool need_input_gradient) = 0;
+  /// Keras config: name, trainable, dtype and the layer's own arguments.
+  virtual nlohmann::json get_config() const;
+
+  std::vector<Variable*> weights();
+  std::vector<const Variable*> weights() const;
+  int64_t count_params() const;
+
+ protected:
+  /// Creates weights; input_shape includes the batch dimension.
+  virtual void build_weights(const Shape& input_shape, Random& random);
+  /// Adds a weight named as in Keras, initialised in Keras' layout.
+  Variable& add_weight(const std::string& name, const Shape& shape,
+                       const Initializer& initializer, Random& random,
+                       std::shared_ptr<const WeightLayout> layout = nullptr);
+
+ private:
+  std::string name_;
+  bool built_ = false;
+  Shape input_shape_;
+  std::vector<std::unique_ptr<Variable>> weights_;
+};
+
+/// Resets the per-class counters behind default layer names (Keras' clear_session()).
+void reset_layer_names();
+
+}  // namespace tenfold

@@ -1,0 +1,39 @@
+#include "layers/variable.h"
+
+#include <cstring>
+
+#include "core/error.h"
+
+namespace tenfold {
+
+Variable::Variable(std::string name, Shape shape, std::shared_ptr<const WeightLayout> layout)
+    : name_(std::move(name)), shape_(std::move(shape)), layout_(std::move(layout)) {
+  int64_t elements = layout_ ? layout_->native_elements() : shape_.num_elements();
+  value_ = Tensor(Shape{elements});
+}
+
+void Variable::assign(const Tensor& keras_value) {
+  check_argument(keras_value.shape() == shape_,
+                 "weight '" + name_ + "' has shape " + shape_.to_string() + ", got a value of shape " +
+                     keras_value.shape().to_string());
+  if (layout_) {
+    layout_->from_keras(keras_value.data<float>(), value_.data<float>());
+  } else {
+    std::memcpy(value_.data<float>(), keras_value.data<float>(), keras_value.num_bytes());
+  }
+}
+
+Tensor Variable::to_keras_layout(const Tensor& native) const {
+  check_argument(native.num_elements() == value_.num_elements(),
+                 "weight '" + name_ + "' stores " + std::to_string(value_.num_elements()) +
+                     " values natively, got " + std::to_string(native.num_elements()));
+  Tensor keras_value(shape_);
+  if (layout_) {
+    layout_->to_keras(native.data<float>(), keras_value.data<float>());
+  } else {
+    std::memcpy(keras_value.data<float>(), native.data<float>(), keras_value.num_bytes());
+  }
+  return keras_value;
+}
+
+}  // namespace tenfold

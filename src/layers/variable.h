@@ -1,0 +1,49 @@
+#pragma once
+// A named weight. Its value lives in the layout the kernels run fastest with (which may be
+// blocked and padded); Keras' layout is used only to assign, read, save and load.
+#include <memory>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace tenfold {
+
+/// Converts a weight between Keras' layout and a kernel's native layout.
+class WeightLayout {
+ public:
+  virtual ~WeightLayout() = default;
+  /// Floats in the native layout (at least the Keras element count; padding stays zero).
+  virtual int64_t native_elements() const = 0;
+  virtual void from_keras(const float* keras, float* native) const = 0;
+  virtual void to_keras(const float* native, float* keras) const = 0;
+};
+
+class Variable {
+ public:
+  /// `layout` null means the native layout is Keras' own.
+  Variable(std::string name, Shape shape, std::shared_ptr<const WeightLayout> layout);
+
+  /// Name inside its layer, e.g. "kernel" (a path segment in model files).
+  const std::string& name() const { return name_; }
+  /// Keras shape, e.g. (3, 3, 1, 32) for a Conv2D kernel.
+  const Shape& shape() const { return shape_; }
+  /// Storage in the native layout, flat.
+  Tensor& value() { return value_; }
+  const Tensor& value() const { return value_; }
+
+  /// Sets the value from a tensor of shape(), in Keras' layout.
+  void assign(const Tensor& keras_value);
+  /// The value in Keras' layout, shape().
+  Tensor read() const { return to_keras_layout(value_); }
+  /// Any tensor in this variable's native layout (its gradient, an optimizer slot) converted
+  /// to Keras' layout, shape().
+  Tensor to_keras_layout(const Tensor& native) const;
+
+ private:
+  std::string name_;
+  Shape shape_;
+  std::shared_ptr<const WeightLayout> layout_;
+  Tensor value_;
+};
+
+}  // namespace tenfold

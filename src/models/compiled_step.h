@@ -1,0 +1,53 @@
+#pragma once
+// A model's layers compiled for one fixed input shape, like an XLA program for one replica:
+// every kernel created once, every activation and gradient placed in one arena planned by
+// lifetime (graph/memory_plan.h), so running a step allocates nothing.
+//
+// Schedule (positions in the memory plan), for L layers:
+//   forward of layer i at i, the loss at L, backward of layer i at 2L - i.
+#include <memory>
+#include <vector>
+
+#include "graph/memory_plan.h"
+#include "layers/layer.h"
+#include "losses/loss.h"
+
+namespace tenfold::models {
+
+class CompiledStep {
+ public:
+  /// `layers` must be built. With `training`, backward buffers and weight gradients are
+  /// planned too.
+  CompiledStep(const std::vector<Layer*>& layers, const Shape& input_shape, bool training);
+
+  int64_t batch_size() const { return input_.shape()[0]; }
+  /// Fill with a batch before forward().
+  Tensor& input() { return input_; }
+  /// The model's output after forward().
+  const Tensor& output() const { return activations_.back(); }
+  void forward(bool training);
+  /// After forward(): the loss summed over this batch (from the logits when the model ends in
+  /// softmax and the loss can take them); with `gradient`, also d(sum / mean_over)/d output.
+  double compute_loss(const losses::Loss& loss, const Tensor& y_true, double mean_over,
+                      Tensor* gradient) const;
+  /// After forward(true): the loss summed over this batch; gradients of (that sum / mean_over)
+  /// land in weight_gradients().
+  double backward(const losses::Loss& loss, const Tensor& y_true, double mean_over);
+  /// One per weight of the layers, in order, in the weights' native layouts.
+  std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
+  /// Bytes of the activation and gradient arena, and what it would be without reuse.
+  size_t arena_bytes() const { return plan_.total_bytes(); }
+  size_t unshared_bytes() const { return plan_.unshared_bytes(); }
+
+ private:
+  std::vector<std::unique_ptr<LayerStep>> steps_;
+  std::vector<size_t> weight_gradients_begin_, weight_gradients_count_;  // per layer
+  MemoryPlan plan_;
+  std::shared_ptr<std::byte> arena_;
+  Tensor input_;
+  std::vector<Tensor> activations_;  // activations_[i + 1] is layer i's output; [0] the input
+  std::vector<Tensor> gradients_;    // gradients_[i] is the gradient of activations_[i]
+  std::vector<Tensor> weight_gradients_;
+};
+
+}  // namespace tenfold::models

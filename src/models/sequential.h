@@ -1,0 +1,90 @@
+#pragma once
+// keras.Sequential: a stack of layers with Keras' compile / fit / evaluate / predict.
+// Model structure lives here; the training loop lives in trainer.cpp.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "layers/layer.h"
+#include "losses/loss.h"
+#include "metrics/metric.h"
+#include "models/compiled_step.h"
+#include "models/history.h"
+#include "optimizers/optimizer.h"
+
+namespace tenfold::models {
+
+struct FitOptions {
+  int64_t batch_size = 32;
+  int epochs = 1;
+  int verbose = 1;
+  /// (x_val, y_val), evaluated at the end of each epoch.
+  std::optional<std::pair<Tensor, Tensor>> validation_data;
+  bool shuffle = true;
+  /// Seeds the per-epoch shuffle.
+  uint64_t shuffle_seed = 0;
+};
+
+class Sequential {
+ public:
+  explicit Sequential(std::vector<std::shared_ptr<Layer>> layers = {},
+                      const std::string& name = "");
+
+  /// Appends a layer; an InputLayer only declares the input shape (and builds the model).
+  void add(std::shared_ptr<Layer> layer);
+  /// Builds every layer for samples of `sample_shape` (no batch dimension).
+  void build(const Shape& sample_shape);
+  bool built() const { return input_shape_.has_value(); }
+
+  /// Pairs the model with an optimizer, a loss and metric names (Keras' compile).
+  void compile(std::shared_ptr<optimizers::Optimizer> optimizer,
+               std::shared_ptr<losses::Loss> loss, std::vector<std::string> metrics = {});
+  void compile(const std::string& optimizer, const std::string& loss,
+               std::vector<std::string> metrics = {});
+
+  /// x [samples, ...] float32; y labels (int32 or float32). Trains, returns per-epoch logs.
+  History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
+  /// {"loss": ..., "accuracy": ...} over all of x.
+  std::map<std::string, double> evaluate(const Tensor& x, const Tensor& y,
+                                         int64_t batch_size = 32, int verbose = 1);
+  /// The model's outputs for x, [samples, ...].
+  Tensor predict(const Tensor& x, int64_t batch_size = 32);
+
+  /// Keras' summary table.
+  std::string summary() const;
+  const std::string& name() const { return name_; }
+  std::vector<Layer*> layers() const;
+  std::vector<Variable*> weights() const;
+  int64_t count_params() const;
+  /// Sample shape of the input (no batch dimension); the model must be built.
+  const Shape& input_shape() const;
+  /// Output shape for a batch of `batch`.
+  Shape output_shape(int64_t batch) const;
+  /// {"class_name": "Sequential", "config": {...}} as Keras' model.get_config.
+  nlohmann::json to_config() const;
+
+  optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
+  losses::Loss* loss() const { return loss_.get(); }
+
+  /// The step compiled for this batch size (cached; compiled on first use).
+  CompiledStep& compiled_step(int64_t batch, bool training);
+
+ private:
+  /// Runs x through inference steps batch by batch; calls `each(rows_begin, output)`.
+  template <typename Each>
+  void run_inference(const Tensor& x, int64_t batch_size, Each each);
+  std::vector<std::unique_ptr<metrics::Metric>> make_metrics(const Tensor& y) const;
+
+  std::string name_;
+  std::vector<std::shared_ptr<Layer>> layers_;
+  std::optional<Shape> input_shape_;
+  std::shared_ptr<optimizers::Optimizer> optimizer_;
+  std::shared_ptr<losses::Loss> loss_;
+  std::vector<std::string> metric_names_;
+  std::map<std::pair<int64_t, bool>, std::unique_ptr<CompiledStep>> steps_;
+};
+
+}  // namespace tenfold::models

@@ -1,0 +1,30 @@
+#pragma once
+// keras.optimizers.Adam, Keras' update: epsilon is added to sqrt of the uncorrected v, and the
+// bias correction is folded into the step size:
+//   alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)
+//   m += (g - m) * (1 - beta_1);  v += (g^2 - v) * (1 - beta_2)
+//   w -= alpha * m / (sqrt(v) + epsilon)
+#include "optimizers/optimizer.h"
+
+namespace tenfold::optimizers {
+
+class Adam : public Optimizer {
+ public:
+  explicit Adam(float learning_rate = 0.001f, float beta_1 = 0.9f, float beta_2 = 0.999f,
+                float epsilon = 1e-7f)
+      : Optimizer(learning_rate), beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon) {}
+  std::string class_name() const override { return "Adam"; }
+  nlohmann::json get_config() const override;
+
+ protected:
+  int slots_per_variable() const override { return 2; }
+  void begin_step() override;
+  void update(float* value, const float* gradient, std::span<float* const> slots,
+              int64_t count) override;
+
+ private:
+  float beta_1_, beta_2_, epsilon_;
+  float alpha_ = 0;
+};
+
+}  // namespace tenfold::optimizers

@@ -1,0 +1,47 @@
+#include "optimizers/optimizer.h"
+
+#include "core/error.h"
+#include "optimizers/adam.h"
+#include "optimizers/rmsprop.h"
+#include "optimizers/sgd.h"
+
+namespace tenfold::optimizers {
+
+nlohmann::json Optimizer::get_config() const {
+  return {{"name", class_name()}, {"learning_rate", learning_rate_}};
+}
+
+void Optimizer::build(std::vector<Variable*> variables) {
+  variables_ = std::move(variables);
+  slots_.assign(variables_.size(), {});
+  slot_pointers_.assign(variables_.size(), {});
+  for (size_t i = 0; i < variables_.size(); ++i) {
+    for (int s = 0; s < slots_per_variable(); ++s) {
+      slots_[i].emplace_back(variables_[i]->value().shape());
+      slot_pointers_[i].push_back(slots_[i].back().data<float>());
+    }
+  }
+}
+
+void Optimizer::apply_gradients(std::span<const Tensor> gradients) {
+  check_argument(gradients.size() == variables_.size(),
+                 "optimizer built for " + std::to_string(variables_.size()) +
+                     " variables got " + std::to_string(gradients.size()) + " gradients");
+  begin_step();
+  for (size_t i = 0; i < variables_.size(); ++i) {
+    Tensor& value = variables_[i]->value();
+    update(value.data<float>(), gradients[i].data<float>(), slot_pointers_[i],
+           value.num_elements());
+  }
+  ++iterations_;
+}
+
+std::shared_ptr<Optimizer> get(const std::string& name) {
+  if (name == "adam" || name == "Adam") return std::make_shared<Adam>();
+  if (name == "sgd" || name == "SGD") return std::make_shared<SGD>();
+  if (name == "rmsprop" || name == "RMSprop") return std::make_shared<RMSprop>();
+  throw Error(ErrorCode::invalid_argument,
+              "optimizer '" + name + "' is not supported; use adam, sgd or rmsprop");
+}
+
+}  // namespace tenfold::optimizers

@@ -1,0 +1,55 @@
+#pragma once
+// Keras optimizers. Updates run elementwise on each variable's native storage (whatever layout
+// the kernels chose): gradients and slots share that layout, so no reorder is ever needed.
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "layers/variable.h"
+
+namespace tenfold::optimizers {
+
+class Optimizer {
+ public:
+  explicit Optimizer(float learning_rate) : learning_rate_(learning_rate) {}
+  virtual ~Optimizer() = default;
+  /// Keras class name, e.g. "Adam".
+  virtual std::string class_name() const = 0;
+  virtual nlohmann::json get_config() const;
+
+  /// Creates zeroed slots (Adam's m and v, ...) for these variables.
+  void build(std::vector<Variable*> variables);
+  bool built() const { return !variables_.empty(); }
+  /// Updates every variable from its gradient (native layout, order of build()).
+  void apply_gradients(std::span<const Tensor> gradients);
+
+  /// Number of updates applied so far (Keras' optimizer.iterations).
+  int64_t iterations() const { return iterations_; }
+  float learning_rate() const { return learning_rate_; }
+  void set_learning_rate(float learning_rate) { learning_rate_ = learning_rate; }
+  /// Slot `slot` of variable `index`, native layout.
+  Tensor& slot(size_t index, int slot) { return slots_.at(index).at(static_cast<size_t>(slot)); }
+
+ protected:
+  virtual int slots_per_variable() const = 0;
+  /// Called once per apply_gradients, before the updates (iterations() not yet incremented).
+  virtual void begin_step() {}
+  /// value -= f(gradient, slots) over `count` elements.
+  virtual void update(float* value, const float* gradient, std::span<float* const> slots,
+                      int64_t count) = 0;
+
+ private:
+  float learning_rate_;
+  int64_t iterations_ = 0;
+  std::vector<Variable*> variables_;
+  std::vector<std::vector<Tensor>> slots_;
+  std::vector<std::vector<float*>> slot_pointers_;  // built once, so a step allocates nothing
+};
+
+/// "adam", "sgd", "rmsprop" with Keras defaults.
+std::shared_ptr<Optimizer> get(const std::string& name);
+
+}  // namespace tenfold::optimizers

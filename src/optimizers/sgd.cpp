@@ -1,0 +1,26 @@
+#include "optimizers/sgd.h"
+
+namespace tenfold::optimizers {
+
+nlohmann::json SGD::get_config() const {
+  nlohmann::json config = Optimizer::get_config();
+  config["momentum"] = momentum_;
+  config["nesterov"] = nesterov_;
+  return config;
+}
+
+void SGD::update(float* value, const float* gradient, std::span<float* const> slots,
+                 int64_t count) {
+  float lr = learning_rate();
+  float* m = slots[0];
+  for (int64_t i = 0; i < count; ++i) {
+    if (momentum_ == 0.0f) {
+      value[i] -= lr * gradient[i];
+      continue;
+    }
+    m[i] = momentum_ * m[i] - lr * gradient[i];
+    value[i] += nesterov_ ? momentum_ * m[i] - lr * gradient[i] : m[i];
+  }
+}
+
+}  // namespace tenfold::optimizers

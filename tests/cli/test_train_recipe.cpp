@@ -1,0 +1,76 @@
+// The recipe end to end through the command line: `tenfold train` on Fashion-MNIST reaches
+// Keras' accuracy. Keras' curve: tests/fixtures/keras/curve.json (tools/make_keras_fixtures.py).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/check.h"
+
+namespace tenfold {
+namespace {
+
+using nlohmann::json;
+
+struct CommandResult {
+  int exit_code;
+  std::string output;
+};
+
+CommandResult run_tenfold(const std::string& arguments) {
+  std::string command = std::string(TENFOLD_BINARY) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (size_t got = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, got);
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), output};
+}
+
+TEST(TrainRecipe, OneEpochReaches84Percent) {
+  CommandResult result = run_tenfold("train --epochs 1 --verbose 2");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  auto at = result.output.find("test accuracy: ");
+  ASSERT_NE(at, std::string::npos) << result.output;
+  double accuracy = std::stod(result.output.substr(at + 15));
+  EXPECT_GE(accuracy, 0.84) << result.output;
+}
+
+TEST(TrainRecipe, TenEpochsFollowKerasCurve) {
+  std::string history_path = (std::filesystem::temp_directory_path() / "tenfold_history.json").string();
+  CommandResult result = run_tenfold("train --epochs 10 --verbose 2 --history " + history_path);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::cout << result.output;
+  json ours = json::parse(std::ifstream(history_path));
+  json keras = json::parse(std::ifstream(testing::fixture_path("keras/curve.json")));
+  std::filesystem::remove(history_path);
+  const json& our_accuracy = ours.at("history").at("val_accuracy");
+  const json& keras_accuracy = keras.at("history").at("val_accuracy");
+  ASSERT_EQ(our_accuracy.size(), 10u);
+  for (size_t epoch = 0; epoch < 10; ++epoch) {
+    EXPECT_NEAR(our_accuracy[epoch].get<double>(), keras_accuracy[epoch].get<double>(), 0.01)
+        << "epoch " << epoch + 1;
+  }
+  EXPECT_GE(our_accuracy[9].get<double>(), 0.90);
+  for (const char* key : {"loss", "accuracy", "val_loss"}) EXPECT_EQ(ours.at("history").at(key).size(), 10u);
+}
+
+TEST(TrainRecipe, BadOptionsAreClearErrors) {
+  CommandResult result = run_tenfold("train --epochs many");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("--epochs expects an integer >= 0, got 'many'"), std::string::npos) << result.output;
+  result = run_tenfold("train --data /nonexistent");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("put the four IDX files"), std::string::npos) << result.output;
+  result = run_tenfold("fly");
+  EXPECT_EQ(result.exit_code, 2);
+  result = run_tenfold("train --help");
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_NE(result.output.find("--batch-size N"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tenfold

@@ -1,0 +1,129 @@
+// Every layer through the Keras lifecycle (run_layer_test), Keras' default names, and the
+// behaviour that has no PyTorch counterpart to compare with (Dropout).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "layers/conv2d.h"
+#include "layers/dense.h"
+#include "layers/dropout.h"
+#include "layers/registry.h"
+#include "support/check.h"
+#include "support/layer_test.h"
+
+namespace tenfold {
+namespace {
+
+using nlohmann::json;
+using testing::run_layer_test;
+
+TEST(LayerLifecycle, Conv2D) {
+  run_layer_test({{"class_name", "Conv2D"},
+                  {"config", {{"filters", 32}, {"kernel_size", 3}, {"activation", "relu"}}}},
+                 {4, 28, 28, 1}, {4, 26, 26, 32}, 320);
+  run_layer_test({{"class_name", "Conv2D"},
+                  {"config", {{"filters", 4}, {"kernel_size", {3, 2}}, {"strides", 2},
+                              {"padding", "same"}, {"use_bias", false}}}},
+                 {2, 7, 6, 3}, {2, 4, 3, 4}, 3 * 2 * 3 * 4);
+}
+
+TEST(LayerLifecycle, Pooling) {
+  run_layer_test({{"class_name", "MaxPooling2D"}, {"config", json::object()}}, {2, 26, 26, 32},
+                 {2, 13, 13, 32}, 0);
+  run_layer_test({{"class_name", "AveragePooling2D"},
+                  {"config", {{"pool_size", 3}, {"strides", 2}, {"padding", "same"}}}},
+                 {2, 7, 7, 2}, {2, 4, 4, 2}, 0);
+}
+
+TEST(LayerLifecycle, FlattenDenseActivations) {
+  run_layer_test({{"class_name", "Flatten"}, {"config", json::object()}}, {3, 13, 13, 32},
+                 {3, 5408}, 0);
+  run_layer_test({{"class_name", "Dense"}, {"config", {{"units", 128}, {"activation", "relu"}}}},
+                 {8, 5408}, {8, 128}, 692352);
+  run_layer_test({{"class_name", "Dense"}, {"config", {{"units", 10}, {"activation", "softmax"}}}},
+                 {8, 128}, {8, 10}, 1290);
+  for (const char* activation : {"relu", "sigmoid", "tanh", "softmax", "linear"}) {
+    run_layer_test({{"class_name", "Activation"}, {"config", {{"activation", activation}}}},
+                   {4, 6}, {4, 6}, 0);
+  }
+  run_layer_test({{"class_name", "ReLU"}, {"config", json::object()}}, {4, 6}, {4, 6}, 0);
+  run_layer_test({{"class_name", "Softmax"}, {"config", json::object()}}, {4, 6}, {4, 6}, 0);
+  run_layer_test({{"class_name", "Dropout"}, {"config", {{"rate", 0.3}, {"seed", 3}}}}, {4, 6},
+                 {4, 6}, 0);
+}
+
+TEST(LayerLifecycle, DefaultsAreKeras) {
+  reset_layer_names();
+  layers::Conv2D conv(layers::Conv2DOptions{.filters = 8});
+  layers::Conv2D second(layers::Conv2DOptions{.filters = 8});
+  EXPECT_EQ(conv.name(), "conv2d");
+  EXPECT_EQ(second.name(), "conv2d_1");
+  json config = conv.get_config();
+  EXPECT_EQ(config["kernel_size"], json({3, 3}));
+  EXPECT_EQ(config["strides"], json({1, 1}));
+  EXPECT_EQ(config["padding"], "valid");
+  EXPECT_EQ(config["activation"], "linear");
+  EXPECT_EQ(config["use_bias"], true);
+  EXPECT_EQ(config["kernel_initializer"]["class_name"], "GlorotUniform");
+  EXPECT_EQ(config["bias_initializer"]["class_name"], "Zeros");
+}
+
+TEST(LayerLifecycle, GlorotUniformKernelsAndZeroBiases) {
+  layers::Dense dense(layers::DenseOptions{.units = 300});
+  Random random(9);
+  dense.build({1, 500}, random);
+  Tensor kernel = dense.weights()[0]->read();
+  double limit = std::sqrt(6.0 / (500 + 300)), sum_squares = 0;
+  for (float value : kernel.values<float>()) {
+    ASSERT_LE(std::fabs(value), limit);
+    sum_squares += double(value) * value;
+  }
+  // Uniform(-l, l) has variance l^2 / 3.
+  EXPECT_NEAR(sum_squares / double(kernel.num_elements()), limit * limit / 3, 0.02 * limit * limit);
+  Tensor bias = dense.weights()[1]->read();
+  for (float value : bias.values<float>()) EXPECT_EQ(value, 0.0f);
+}
+
+TEST(LayerLifecycle, BadArgumentsAreClearErrors) {
+  EXPECT_THROW(layers::Conv2D(layers::Conv2DOptions{.filters = 0}), Error);
+  EXPECT_THROW(layers::Conv2D(layers::Conv2DOptions{.filters = 3, .padding = "full"}), Error);
+  EXPECT_THROW(layers::Dense(layers::DenseOptions{.units = 3, .activation = "gelu"}), Error);
+  EXPECT_THROW(layers::Dropout(1.0f), Error);
+  try {
+    layers::from_config({{"class_name", "Lambda"}, {"config", {{"function", "..."}}}});
+    FAIL() << "Lambda must be rejected";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("'Lambda' is not supported"), std::string::npos);
+  }
+  layers::Conv2D conv(layers::Conv2DOptions{.filters = 3});
+  Random random(1);
+  EXPECT_THROW(conv.build({1, 28, 28}, random), Error);  // not NHWC
+}
+
+TEST(Dropout, DropsAtRateScalesTheRestAndPassesThroughAtInference) {
+  layers::Dropout dropout(0.25f, 11);
+  Shape shape{100, 100};
+  auto step = dropout.compile(shape, true);
+  Tensor x(shape), y(shape), dy(shape), dx(shape);
+  for (float& value : x.values<float>()) value = 2.0f;
+  for (float& value : dy.values<float>()) value = 1.0f;
+  step->forward(x, y, true);
+  int64_t dropped = 0;
+  for (float value : y.values<float>()) {
+    ASSERT_TRUE(value == 0.0f || std::fabs(value - 2.0f / 0.75f) < 1e-6);
+    dropped += value == 0.0f;
+  }
+  // 10000 draws at p = 0.25: the standard deviation of the count is ~43.
+  EXPECT_NEAR(double(dropped), 2500.0, 250.0);
+  step->backward(x, y, dy, &dx, {}, false);
+  for (int64_t i = 0; i < shape.num_elements(); ++i) {
+    // The output is linear in the input given the mask: dy/dx = y/x elementwise.
+    EXPECT_FLOAT_EQ(dx.data<float>()[i], y.data<float>()[i] / 2.0f);
+  }
+  step->forward(x, y, false);
+  for (float value : y.values<float>()) ASSERT_EQ(value, 2.0f);
+}
+
+}  // namespace
+}  // namespace tenfold

@@ -1,0 +1,165 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "layers/dense.h"
+#include "layers/input.h"
+#include "losses/crossentropy.h"
+#include "models/seed_cnn.h"
+#include "optimizers/adam.h"
+#include "optimizers/sgd.h"
+#include "support/check.h"
+
+namespace tenfold {
+namespace {
+
+using testing::random_values;
+
+Tensor random_tensor(const Shape& shape, uint64_t seed) {
+  Tensor tensor(shape);
+  auto values = random_values(size_t(shape.num_elements()), seed, 0, 1);
+  std::copy(values.begin(), values.end(), tensor.data<float>());
+  return tensor;
+}
+
+Tensor random_labels(int64_t count, int classes, uint64_t seed) {
+  Tensor labels(Shape{count}, DType::int32);
+  Random random(seed);
+  for (int32_t& label : labels.values<int32_t>()) label = int32_t(random.below(uint64_t(classes)));
+  return labels;
+}
+
+TEST(Sequential, SummaryIsKerasTableForTheRecipe) {
+  reset_layer_names();
+  auto model = models::seed_cnn();
+  std::string summary = model->summary();
+  EXPECT_NE(summary.find(" conv2d (Conv2D)              (None, 26, 26, 32)        320"), std::string::npos) << summary;
+  EXPECT_NE(summary.find(" max_pooling2d (MaxPooling2D) (None, 13, 13, 32)        0"), std::string::npos);
+  EXPECT_NE(summary.find(" flatten (Flatten)            (None, 5408)              0"), std::string::npos);
+  EXPECT_NE(summary.find(" dense (Dense)                (None, 128)               692352"), std::string::npos);
+  EXPECT_NE(summary.find(" dense_1 (Dense)              (None, 10)                1290"), std::string::npos);
+  EXPECT_NE(summary.find("Total params: 693,962\n"), std::string::npos);
+  EXPECT_EQ(model->count_params(), 693962);
+}
+
+TEST(Sequential, FitEvaluatePredictShapesAndLogs) {
+  auto model = models::seed_cnn();
+  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  Tensor x = random_tensor({70, 28, 28, 1}, 1);
+  Tensor y = random_labels(70, 10, 2);
+  models::FitOptions options;
+  options.batch_size = 32;  // 32 + 32 + a last partial batch of 6
+  options.epochs = 2;
+  options.verbose = 0;
+  options.validation_data = {{x, y}};
+  models::History history = model->fit(x, y, options);
+  EXPECT_EQ(history.epoch, (std::vector<int>{0, 1}));
+  for (const char* key : {"loss", "accuracy", "val_loss", "val_accuracy"}) {
+    ASSERT_EQ(history.history.at(key).size(), 2u) << key;
+  }
+  auto result = model->evaluate(x, y, 16, 0);
+  EXPECT_NEAR(result.at("loss"), history.history.at("val_loss")[1], 1e-5);
+  EXPECT_GE(result.at("accuracy"), 0.0);
+  EXPECT_LE(result.at("accuracy"), 1.0);
+
+  Tensor predictions = model->predict(x, 64);
+  ASSERT_EQ(predictions.shape(), (Shape{70, 10}));
+  for (int64_t row = 0; row < 70; ++row) {
+    double sum = 0;
+    for (int64_t c = 0; c < 10; ++c) sum += predictions.data<float>()[row * 10 + c];
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+  // Batch size does not change predictions.
+  EXPECT_TRUE(testing::all_close(model->predict(x, 7), predictions, 1e-5, 1e-6));
+  // The accuracy metric is argmax(prediction) == label, averaged.
+  int correct = 0;
+  for (int64_t row = 0; row < 70; ++row) {
+    const float* p = predictions.data<float>() + row * 10;
+    correct += std::max_element(p, p + 10) - p == y.data<int32_t>()[row];
+  }
+  EXPECT_NEAR(result.at("accuracy"), correct / 70.0, 1e-9);
+}
+
+TEST(Sequential, LearnsASeparableProblem) {
+  // Two classes separated by the sign of the first feature: Adam must reach high accuracy.
+  models::Sequential model({layers::Input({4}),
+                            std::make_shared<layers::Dense>(layers::DenseOptions{.units = 16, .activation = "tanh"}),
+                            std::make_shared<layers::Dense>(layers::DenseOptions{.units = 2, .activation = "softmax"})});
+  model.compile(std::make_shared<optimizers::Adam>(0.01f),
+                std::make_shared<losses::SparseCategoricalCrossentropy>(), {"accuracy"});
+  Tensor x(Shape{256, 4});
+  Tensor y(Shape{256}, DType::int32);
+  auto values = random_values(256 * 4, 3);
+  std::copy(values.begin(), values.end(), x.data<float>());
+  for (int64_t i = 0; i < 256; ++i) y.data<int32_t>()[i] = x.data<float>()[i * 4] > 0 ? 1 : 0;
+  models::FitOptions options;
+  options.epochs = 30;
+  options.verbose = 0;
+  auto history = model.fit(x, y, options);
+  EXPECT_GT(history.history.at("accuracy").back(), 0.95);
+  EXPECT_LT(history.history.at("loss").back(), history.history.at("loss").front() / 3);
+}
+
+TEST(Sequential, SoftmaxFusedLossEqualsLogitsLoss) {
+  // Dense(softmax) + crossentropy on probabilities trains exactly as Dense(linear) +
+  // crossentropy from logits: Keras' numerically stable path.
+  auto make = [](const std::string& activation, bool from_logits) {
+    set_random_seed(5);
+    auto model = std::make_unique<models::Sequential>(std::vector<std::shared_ptr<Layer>>{
+        layers::Input({6}),
+        std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = activation})});
+    model->compile(std::make_shared<optimizers::SGD>(0.5f),
+                   std::make_shared<losses::SparseCategoricalCrossentropy>(from_logits));
+    return model;
+  };
+  auto fused = make("softmax", false), logits = make("linear", true);
+  Tensor x = random_tensor({8, 6}, 4);
+  Tensor y = random_labels(8, 3, 5);
+  models::FitOptions options;
+  options.batch_size = 8;
+  options.epochs = 3;
+  options.verbose = 0;
+  auto fused_history = fused->fit(x, y, options);
+  auto logits_history = logits->fit(x, y, options);
+  for (size_t epoch = 0; epoch < 3; ++epoch) {
+    EXPECT_NEAR(fused_history.history.at("loss")[epoch], logits_history.history.at("loss")[epoch], 1e-6);
+  }
+  EXPECT_TRUE(testing::all_close(fused->weights()[0]->read(), logits->weights()[0]->read(), 1e-6, 1e-7));
+}
+
+TEST(Sequential, CompiledStepReusesMemory) {
+  auto model = models::seed_cnn();
+  models::CompiledStep& step = model->compiled_step(64, true);
+  EXPECT_LT(step.arena_bytes(), step.unshared_bytes());
+  // Inference keeps only two activations live at a time.
+  models::CompiledStep& inference = model->compiled_step(64, false);
+  EXPECT_LT(inference.arena_bytes(), step.arena_bytes() / 2);
+}
+
+TEST(Sequential, ClearErrors) {
+  auto model = models::seed_cnn();
+  Tensor x = random_tensor({4, 28, 28, 1}, 1);
+  Tensor y = random_labels(4, 10, 2);
+  auto message = [](auto&& action) {
+    try {
+      action();
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { model->fit(x, y); }).find("must be compiled before fit"), std::string::npos);
+  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  Tensor wrong = random_tensor({4, 28, 28}, 1);
+  EXPECT_NE(message([&] { model->fit(wrong, y); }).find("expects inputs (None, 28, 28, 1)"), std::string::npos);
+  EXPECT_NE(message([&] { model->fit(x, random_labels(3, 10, 1)); }).find("4 samples but 3 labels"), std::string::npos);
+  EXPECT_NE(message([&] { model->compile("adamw", "mse"); }).find("optimizer 'adamw' is not supported"), std::string::npos);
+  Tensor bad_labels = y.clone();
+  bad_labels.data<int32_t>()[2] = 11;
+  std::string bad_label_message = message([&] { model->fit(x, bad_labels); });
+  EXPECT_NE(bad_label_message.find("label 11 at row 2 is outside [0, 10)"), std::string::npos) << bad_label_message;
+}
+
+}  // namespace
+}  // namespace tenfold

@@ -1,0 +1,106 @@
+// Optimizer updates against Keras' update rules, written out in double precision for a few
+// steps, on a variable whose native layout is Keras' own. (The Keras-computed end to end check
+// is models/test_keras_parity.cpp.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "optimizers/adam.h"
+#include "optimizers/rmsprop.h"
+#include "optimizers/sgd.h"
+#include "support/check.h"
+
+namespace tenfold::optimizers {
+namespace {
+
+using testing::random_values;
+
+struct Trajectory {
+  std::vector<double> initial;
+  std::vector<std::vector<double>> gradients;
+};
+
+Trajectory make_run(size_t count, int steps) {
+  Trajectory run{random_values(count, 1), {}};
+  for (int s = 0; s < steps; ++s) run.gradients.push_back(random_values(count, 10 + uint64_t(s)));
+  return run;
+}
+
+std::vector<float> apply(Optimizer& optimizer, const Trajectory& run) {
+  Variable variable("w", Shape{int64_t(run.initial.size())}, nullptr);
+  std::copy(run.initial.begin(), run.initial.end(), variable.value().data<float>());
+  optimizer.build({&variable});
+  for (const auto& gradient : run.gradients) {
+    std::vector<Tensor> gradients = {Tensor(Shape{int64_t(gradient.size())})};
+    std::copy(gradient.begin(), gradient.end(), gradients[0].data<float>());
+    optimizer.apply_gradients(gradients);
+  }
+  EXPECT_EQ(optimizer.iterations(), int64_t(run.gradients.size()));
+  auto values = variable.value().values<float>();
+  return std::vector<float>(values.begin(), values.end());
+}
+
+TEST(Adam, FollowsKerasUpdate) {
+  Trajectory run = make_run(50, 4);
+  Adam adam(0.01f);
+  std::vector<float> actual = apply(adam, run);
+  std::vector<double> w = run.initial, m(w.size()), v(w.size());
+  for (size_t t = 1; t <= run.gradients.size(); ++t) {
+    double alpha = 0.01 * std::sqrt(1 - std::pow(0.999, double(t))) / (1 - std::pow(0.9, double(t)));
+    for (size_t i = 0; i < w.size(); ++i) {
+      double g = run.gradients[t - 1][i];
+      m[i] += (g - m[i]) * 0.1;
+      v[i] += (g * g - v[i]) * 0.001;
+      w[i] -= alpha * m[i] / (std::sqrt(v[i]) + 1e-7);
+    }
+  }
+  EXPECT_TRUE(testing::all_close(actual, w, 1e-5, 1e-6));
+}
+
+TEST(SGD, PlainMomentumAndNesterov) {
+  Trajectory run = make_run(40, 3);
+  for (float momentum : {0.0f, 0.9f}) {
+    for (bool nesterov : {false, true}) {
+      SGD sgd(0.1f, momentum, nesterov);
+      std::vector<float> actual = apply(sgd, run);
+      std::vector<double> w = run.initial, velocity(w.size());
+      for (const auto& gradient : run.gradients) {
+        for (size_t i = 0; i < w.size(); ++i) {
+          double g = gradient[i];
+          if (momentum == 0.0f) {
+            w[i] -= 0.1 * g;
+            continue;
+          }
+          velocity[i] = 0.9 * velocity[i] - 0.1 * g;
+          w[i] += nesterov ? 0.9 * velocity[i] - 0.1 * g : velocity[i];
+        }
+      }
+      EXPECT_TRUE(testing::all_close(actual, w, 1e-5, 1e-6)) << momentum << " " << nesterov;
+    }
+  }
+}
+
+TEST(RMSprop, FollowsKerasUpdate) {
+  Trajectory run = make_run(30, 3);
+  RMSprop rmsprop(0.01f);
+  std::vector<float> actual = apply(rmsprop, run);
+  std::vector<double> w = run.initial, velocity(w.size());
+  for (const auto& gradient : run.gradients) {
+    for (size_t i = 0; i < w.size(); ++i) {
+      velocity[i] = 0.9 * velocity[i] + 0.1 * gradient[i] * gradient[i];
+      w[i] -= 0.01 * gradient[i] / std::sqrt(velocity[i] + 1e-7);
+    }
+  }
+  EXPECT_TRUE(testing::all_close(actual, w, 1e-4, 1e-6));
+}
+
+TEST(Optimizers, KerasDefaults) {
+  EXPECT_EQ(Adam().get_config()["learning_rate"], 0.001f);
+  EXPECT_EQ(Adam().get_config()["epsilon"], 1e-7f);
+  EXPECT_EQ(SGD().get_config()["learning_rate"], 0.01f);
+  EXPECT_EQ(RMSprop().get_config()["rho"], 0.9f);
+  EXPECT_EQ(get("adam")->class_name(), "Adam");
+}
+
+}  // namespace
+}  // namespace tenfold::optimizers

@@ -1,0 +1,49 @@
+#include "support/layer_test.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "layers/input.h"
+#include "layers/registry.h"
+#include "losses/mean_squared_error.h"
+#include "models/sequential.h"
+#include "optimizers/sgd.h"
+#include "support/check.h"
+
+namespace tenfold::testing {
+
+void run_layer_test(const nlohmann::json& config, const Shape& input_shape,
+                    const Shape& expected_output_shape, int64_t expected_params) {
+  SCOPED_TRACE(config.dump());
+  auto layer = layers::from_config(config);
+  Random random(5);
+  layer->build(input_shape, random);
+  EXPECT_EQ(layer->compute_output_shape(input_shape), expected_output_shape);
+  EXPECT_EQ(layer->count_params(), expected_params);
+
+  // The config round trip: rebuilding from get_config() gives the same config.
+  nlohmann::json saved = {{"class_name", layer->class_name()}, {"config", layer->get_config()}};
+  auto rebuilt = layers::from_config(saved);
+  EXPECT_EQ(rebuilt->get_config(), layer->get_config());
+  EXPECT_EQ(rebuilt->class_name(), layer->class_name());
+
+  // Training steps in a model: the loss goes down when there is something to learn.
+  models::Sequential model({layers::Input(input_shape.without_batch()), layers::from_config(config)});
+  model.compile(std::make_shared<optimizers::SGD>(0.05f), std::make_shared<losses::MeanSquaredError>());
+  auto x_values = random_values(size_t(input_shape.num_elements()), 1);
+  auto y_values = random_values(size_t(expected_output_shape.num_elements()), 2, 0, 1);
+  Tensor x(input_shape), y(expected_output_shape);
+  std::copy(x_values.begin(), x_values.end(), x.data<float>());
+  std::copy(y_values.begin(), y_values.end(), y.data<float>());
+  models::FitOptions options;
+  options.batch_size = input_shape[0];
+  options.epochs = 5;
+  options.verbose = 0;
+  auto history = model.fit(x, y, options);
+  const auto& losses = history.history.at("loss");
+  for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
+  if (expected_params > 0) EXPECT_LT(losses.back(), losses.front());
+}
+
+}  // namespace tenfold::testing

@@ -1,0 +1,85 @@
+"""Writes tests/fixtures/keras/ with Keras (TensorFlow backend, from PyPI):
+  parity/   the recipe's model: initial weights, a fixed Fashion-MNIST batch of 64, and the
+            weights and losses after 3 Adam steps on it (train_on_batch).
+  curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
+            accuracy, batch 512, 10 epochs, validation on the test split).
+
+Run: make fixtures   (or: python3 tools/make_keras_fixtures.py [--skip-curve])"""
+import argparse
+import json
+import os
+import shutil
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from fixture_common import FIXTURES, fashion_mnist, save  # noqa: E402
+
+OUT = os.path.join(FIXTURES, "keras")
+
+
+def recipe_model():
+    model = keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        keras.layers.Conv2D(32, 3, activation="relu"),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(),
+        keras.layers.Dense(128, activation="relu"),
+        keras.layers.Dense(10, activation="softmax"),
+    ])
+    # jit_compile off: XLA may fuse and reorder float operations; parity wants plain Keras.
+    model.compile(optimizer=keras.optimizers.Adam(),
+                  loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"],
+                  jit_compile=False)
+    return model
+
+
+def save_weights(model, directory):
+    for layer in model.layers:
+        for weight in layer.weights:
+            save(directory, f"{layer.name}.{weight.name}", weight.numpy())
+
+
+def parity(train):
+    directory = os.path.join(OUT, "parity")
+    shutil.rmtree(directory, ignore_errors=True)
+    keras.utils.set_random_seed(7)
+    model = recipe_model()
+    x, y = train[0][:64], train[1][:64]
+    save(directory, "x", x)
+    save(directory, "y", y, np.int32)
+    save_weights(model, os.path.join(directory, "initial"))
+    losses = [float(model.train_on_batch(x, y, return_dict=True)["loss"]) for _ in range(3)]
+    save_weights(model, os.path.join(directory, "final"))
+    # Keras' train_on_batch reports the loss before each update.
+    save(directory, "losses", np.array(losses))
+    print("parity losses", losses)
+
+
+def curve(train, test):
+    keras.utils.set_random_seed(1337)
+    model = recipe_model()
+    history = model.fit(train[0], train[1], batch_size=512, epochs=10,
+                        validation_data=test, verbose=2)
+    with open(os.path.join(OUT, "curve.json"), "w") as f:
+        json.dump({"keras_version": keras.__version__, "tensorflow_version": tf.__version__,
+                   "epoch": history.epoch, "history": history.history}, f, indent=1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--skip-curve", action="store_true")
+    args = parser.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    train, test = fashion_mnist()
+    parity(train)
+    if not args.skip_curve:
+        curve(train, test)
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,8 @@
   parity/   the recipe's model: initial weights, a fixed Fashion-MNIST batch of 64, and the
             weights and losses after 3 Adam steps on it (train_on_batch).
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
-            accuracy, batch 512, 10 epochs, validation on the test split).
+            accuracy, batch 512, 10 epochs, validation on the test split), for several seeds
+            and their mean: one run's curve moves by about 0.01 with the seed.
 
 Run: make fixtures   (or: python3 tools/make_keras_fixtures.py [--skip-curve])"""
 import argparse
@@ -60,14 +61,19 @@ def parity(train):
     print("parity losses", losses)
 
 
-def curve(train, test):
-    keras.utils.set_random_seed(1337)
-    model = recipe_model()
-    history = model.fit(train[0], train[1], batch_size=512, epochs=10,
-                        validation_data=test, verbose=2)
+def curve(train, test, seeds=(1, 2, 3)):
+    runs = []
+    for seed in seeds:
+        keras.utils.set_random_seed(seed)
+        model = recipe_model()
+        history = model.fit(train[0], train[1], batch_size=512, epochs=10,
+                            validation_data=test, verbose=2)
+        runs.append(history.history)
+    mean = {key: np.mean([run[key] for run in runs], axis=0).tolist() for key in runs[0]}
     with open(os.path.join(OUT, "curve.json"), "w") as f:
         json.dump({"keras_version": keras.__version__, "tensorflow_version": tf.__version__,
-                   "epoch": history.epoch, "history": history.history}, f, indent=1)
+                   "seeds": list(seeds), "epoch": list(range(10)), "history": mean,
+                   "runs": runs}, f, indent=1)
 
 
 def main():

@@ -47,6 +47,8 @@ class Sequential {
 
   /// x [samples, ...] float32; y labels (int32 or float32). Trains, returns per-epoch logs.
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
+  /// One optimizer step on the whole of (x, y); the loss and metrics of that batch.
+  std::map<std::string, double> train_on_batch(const Tensor& x, const Tensor& y);
   /// {"loss": ..., "accuracy": ...} over all of x.
   std::map<std::string, double> evaluate(const Tensor& x, const Tensor& y,
                                          int64_t batch_size = 32, int verbose = 1);
@@ -77,6 +79,10 @@ class Sequential {
   template <typename Each>
   void run_inference(const Tensor& x, int64_t batch_size, Each each);
   std::vector<std::unique_ptr<metrics::Metric>> make_metrics(const Tensor& y) const;
+  /// One optimizer step on rows `rows` of (x, y), adding to the running loss and metrics.
+  void train_batch(const Tensor& x, const Tensor& y, std::span<const int64_t> rows,
+                   metrics::Metric& loss_tracker,
+                   std::vector<std::unique_ptr<metrics::Metric>>& metrics);
 
   std::string name_;
   std::vector<std::shared_ptr<Layer>> layers_;

@@ -71,6 +71,35 @@ void Sequential::run_inference(const Tensor& x, int64_t batch_size, Each each) {
   }
 }
 
+void Sequential::train_batch(const Tensor& x, const Tensor& y, std::span<const int64_t> rows,
+                             metrics::Metric& loss_tracker,
+                             std::vector<std::unique_ptr<metrics::Metric>>& metrics) {
+  int64_t count = int64_t(rows.size());
+  CompiledStep& step = compiled_step(count, true);
+  Tensor& labels = step.labels(y.shape().without_batch(), y.dtype());
+  gather_rows(x, rows, step.input());
+  gather_rows(y, rows, labels);
+  step.forward(true);
+  double loss_sum = step.backward(*loss_, labels, double(count));
+  optimizer_->apply_gradients(step.weight_gradients());
+  loss_tracker.add(loss_sum, double(count));
+  for (auto& metric : metrics) metric->update_state(labels, step.output());
+}
+
+std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const Tensor& y) {
+  check_argument(optimizer_ != nullptr, "model '" + name_ + "' must be compiled before training: "
+                                        "call compile(optimizer, loss, metrics)");
+  check_inputs(*this, x, &y);
+  loss_->validate_targets(y, output_shape(1));
+  metrics::Mean loss_tracker("loss");
+  auto metrics = make_metrics(y);
+  std::vector<int64_t> rows(static_cast<size_t>(x.shape()[0]));
+  std::iota(rows.begin(), rows.end(), 0);
+  train_batch(x, y, rows, loss_tracker, metrics);
+  Logs logs = collect_logs(loss_tracker, metrics);
+  return std::map<std::string, double>(logs.begin(), logs.end());
+}
+
 History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
   check_argument(optimizer_ != nullptr, "model '" + name_ + "' must be compiled before fit: "
                                         "call compile(optimizer, loss, metrics)");
@@ -87,7 +116,6 @@ History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& opti
   Random shuffle_random(options.shuffle_seed);
   metrics::Mean loss_tracker("loss");
   auto metrics = make_metrics(y);
-  std::map<int64_t, Tensor> labels;  // per batch size
   History history;
 
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
@@ -103,16 +131,8 @@ History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& opti
     for (int64_t step_index = 0; step_index < steps_per_epoch; ++step_index) {
       int64_t begin = step_index * options.batch_size;
       int64_t count = std::min(options.batch_size, samples - begin);
-      std::span<const int64_t> rows(order.data() + begin, size_t(count));
-      CompiledStep& step = compiled_step(count, true);
-      Tensor& batch_labels = labels.try_emplace(count, y.shape().without_batch().with_leading(count), y.dtype()).first->second;
-      gather_rows(x, rows, step.input());
-      gather_rows(y, rows, batch_labels);
-      step.forward(true);
-      double loss_sum = step.backward(*loss_, batch_labels, double(count));
-      optimizer_->apply_gradients(step.weight_gradients());
-      loss_tracker.add(loss_sum, double(count));
-      for (auto& metric : metrics) metric->update_state(batch_labels, step.output());
+      train_batch(x, y, std::span<const int64_t>(order.data() + begin, size_t(count)),
+                  loss_tracker, metrics);
       bar.update(step_index + 1, collect_logs(loss_tracker, metrics));
     }
     Logs logs = collect_logs(loss_tracker, metrics);

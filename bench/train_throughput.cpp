@@ -1,0 +1,48 @@
+// Training throughput of the recipe's model: samples/s of optimizer steps on Fashion-MNIST
+// batches, after warm-up. Prints one JSON line; bench/train_throughput.py runs it side by side
+// with PyTorch and Keras.
+//   tenfold-bench-train [--batch-size 512] [--steps 40] [--warmup 5]
+// Threads: OMP_NUM_THREADS (oneDNN's team).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "datasets/fashion_mnist.h"
+#include "datasets/idx.h"
+#include "models/seed_cnn.h"
+
+using namespace tenfold;
+
+int main(int argc, char** argv) {
+  int64_t batch_size = 512, steps = 40, warmup = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string option = argv[i];
+    int64_t value = std::atoll(argv[i + 1]);
+    if (option == "--batch-size") batch_size = value;
+    if (option == "--steps") steps = value;
+    if (option == "--warmup") warmup = value;
+  }
+  auto data = datasets::fashion_mnist::load_data();
+  Tensor x = datasets::images_to_float(data.train.images, 1.0f / 255.0f);
+  Tensor y = datasets::labels_to_int32(data.train.labels);
+  auto model = models::seed_cnn();
+  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  int64_t batches = x.shape()[0] / batch_size;
+  auto run = [&](int64_t count, int64_t first) {
+    for (int64_t s = 0; s < count; ++s) {
+      int64_t begin = ((first + s) % batches) * batch_size;
+      model->train_on_batch(x.slice_batch(begin, begin + batch_size),
+                            y.slice_batch(begin, begin + batch_size));
+    }
+  };
+  run(warmup, 0);
+  auto start = std::chrono::steady_clock::now();
+  run(steps, warmup);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("{\"framework\": \"tenfold\", \"samples_per_second\": %.1f, \"ms_per_step\": %.3f}\n",
+              double(steps * batch_size) / seconds, seconds * 1e3 / double(steps));
+  return 0;
+}

@@ -28,13 +28,15 @@ class Conv2D : public Layer {
   std::unique_ptr<LayerStep> compile(const Shape& input_shape, bool need_input_gradient) override;
   nlohmann::json get_config() const override;
   const Conv2DOptions& options() const { return options_; }
+  kernels::WindowGeometry geometry(const Shape& input_shape) const;
+  kernels::Activation activation() const { return activation_; }
+  /// The kernel's native layout (after build).
+  const WeightLayout& kernel_layout() const { return *kernel_layout_; }
 
  protected:
   void build_weights(const Shape& input_shape, Random& random) override;
 
  private:
-  kernels::WindowGeometry geometry(const Shape& input_shape) const;
-
   Conv2DOptions options_;
   kernels::Padding padding_;
   kernels::Activation activation_;

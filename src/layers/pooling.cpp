@@ -11,19 +11,23 @@ using kernels::reference::PoolKind;
 
 class Pooling2DStep : public LayerStep {
  public:
-  Pooling2DStep(PoolKind kind, const kernels::WindowGeometry& g) : kernel_(kind, g) {}
+  Pooling2DStep(PoolKind kind, const kernels::WindowGeometry& g)
+      : kernel_(kind, g), workspace_(allocate_aligned(kernel_.workspace_bytes())) {}
 
   void forward(const Tensor& input, Tensor& output, bool) override {
-    kernel_.forward(input.data<float>(), output.data<float>());
+    kernel_.forward(input.data<float>(), output.data<float>(), workspace_.get());
   }
 
   void backward(const Tensor&, const Tensor&, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor>, bool) override {
-    if (grad_input) kernel_.backward(grad_output.data<float>(), grad_input->data<float>());
+    if (grad_input) {
+      kernel_.backward(grad_output.data<float>(), grad_input->data<float>(), workspace_.get());
+    }
   }
 
  private:
   kernels::onednn::PoolingKernel kernel_;
+  std::shared_ptr<std::byte> workspace_;
 };
 
 const char* snake_name(PoolKind kind) {

@@ -25,10 +25,10 @@ class Pooling2D : public Layer {
   Shape compute_output_shape(const Shape& input_shape) const override;
   std::unique_ptr<LayerStep> compile(const Shape& input_shape, bool need_input_gradient) override;
   nlohmann::json get_config() const override;
+  kernels::WindowGeometry geometry(const Shape& input_shape) const;
+  kernels::reference::PoolKind kind() const { return kind_; }
 
  private:
-  kernels::WindowGeometry geometry(const Shape& input_shape) const;
-
   kernels::reference::PoolKind kind_;
   Pooling2DOptions options_;
   std::array<int64_t, 2> strides_;

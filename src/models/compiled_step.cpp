@@ -1,23 +1,36 @@
 #include "models/compiled_step.h"
 
 #include "core/error.h"
+#include "layers/fusion.h"
 
 namespace tenfold::models {
 
 CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input_shape,
                            bool training) {
-  const int count = static_cast<int>(layers.size());
-  check_argument(count > 0, "a model needs at least one layer before it can run");
-  std::vector<Shape> shapes = {input_shape};
-  for (Layer* layer : layers) {
-    steps_.push_back(layer->compile(shapes.back(), training && steps_.size() > 0));
-    shapes.push_back(layer->compute_output_shape(shapes.back()));
+  check_argument(!layers.empty(), "a model needs at least one layer before it can run");
+  // One step per layer, or per pair of layers that runs faster fused (layers/fusion.h).
+  std::vector<Shape> shapes = {input_shape};  // shapes[i]: input of step i
+  std::vector<std::vector<Layer*>> step_layers;
+  for (size_t i = 0; i < layers.size();) {
+    bool need_input_gradient = training && i > 0;
+    std::unique_ptr<LayerStep> fused =
+        i + 1 < layers.size()
+            ? compile_fused(*layers[i], *layers[i + 1], shapes.back(), need_input_gradient)
+            : nullptr;
+    size_t covered = fused ? 2 : 1;
+    steps_.push_back(fused ? std::move(fused) : layers[i]->compile(shapes.back(), need_input_gradient));
+    Shape shape = shapes.back();
+    for (size_t k = i; k < i + covered; ++k) shape = layers[k]->compute_output_shape(shape);
+    shapes.push_back(shape);
+    step_layers.emplace_back(layers.begin() + long(i), layers.begin() + long(i + covered));
+    i += covered;
   }
+  const int count = static_cast<int>(steps_.size());
 
-  // Lifetimes. Layer i's output lives from its forward until its own backward (or the next
-  // layer's forward, without training); the gradient of that output from when the next
-  // layer's backward (or the loss) writes it until layer i's backward reads it. A reshape
-  // layer's output (and its gradient) is a view of its input's, so they share one buffer.
+  // Lifetimes. Step i's output lives from its forward until its own backward (or the next
+  // step's forward, without training); the gradient of that output from when the next
+  // step's backward (or the loss) writes it until step i's backward reads it. A reshape
+  // step's output (and its gradient) is a view of its input's, so they share one buffer.
   std::vector<int> activation_id(size_t(count) + 1, -1), gradient_id(size_t(count) + 1, -1);
   for (int i = 0; i < count; ++i) {
     size_t out = size_t(i) + 1;
@@ -54,9 +67,11 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
   for (size_t out = 1; out <= size_t(count); ++out) {
     gradients_[out] = arena_view(gradient_id[out], shapes[out]);
   }
-  for (Layer* layer : layers) {
+  for (const auto& covered : step_layers) {
     weight_gradients_begin_.push_back(weight_gradients_.size());
-    for (Variable* weight : layer->weights()) weight_gradients_.emplace_back(weight->value().shape());
+    for (Layer* layer : covered) {
+      for (Variable* weight : layer->weights()) weight_gradients_.emplace_back(weight->value().shape());
+    }
     weight_gradients_count_.push_back(weight_gradients_.size() - weight_gradients_begin_.back());
   }
 }

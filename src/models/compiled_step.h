@@ -3,8 +3,9 @@
 // every kernel created once, every activation and gradient placed in one arena planned by
 // lifetime (graph/memory_plan.h), so running a step allocates nothing.
 //
-// Schedule (positions in the memory plan), for L layers:
-//   forward of layer i at i, the loss at L, backward of layer i at 2L - i.
+// Each layer runs as one LayerStep, except pairs that run faster fused (layers/fusion.h).
+// Schedule (positions in the memory plan), for L steps:
+//   forward of step i at i, the loss at L, backward of step i at 2L - i.
 #include <memory>
 #include <vector>
 
@@ -43,12 +44,12 @@ class CompiledStep {
 
  private:
   std::vector<std::unique_ptr<LayerStep>> steps_;
-  std::vector<size_t> weight_gradients_begin_, weight_gradients_count_;  // per layer
+  std::vector<size_t> weight_gradients_begin_, weight_gradients_count_;  // per step
   MemoryPlan plan_;
   std::shared_ptr<std::byte> arena_;
   Tensor input_;
   Tensor labels_;
-  std::vector<Tensor> activations_;  // activations_[i + 1] is layer i's output; [0] the input
+  std::vector<Tensor> activations_;  // activations_[i + 1] is step i's output; [0] the input
   std::vector<Tensor> gradients_;    // gradients_[i] is the gradient of activations_[i]
   std::vector<Tensor> weight_gradients_;
 };

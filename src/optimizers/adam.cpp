@@ -25,6 +25,7 @@ void Adam::update(float* value, const float* gradient, std::span<float* const> s
   float* m = slots[0];
   float* v = slots[1];
   const float one_minus_beta_1 = 1 - beta_1_, one_minus_beta_2 = 1 - beta_2_;
+#pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) {
     float g = gradient[i];
     m[i] += (g - m[i]) * one_minus_beta_1;

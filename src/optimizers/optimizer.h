@@ -37,7 +37,7 @@ class Optimizer {
   virtual int slots_per_variable() const = 0;
   /// Called once per apply_gradients, before the updates (iterations() not yet incremented).
   virtual void begin_step() {}
-  /// value -= f(gradient, slots) over `count` elements.
+  /// value -= f(gradient, slots) over `count` elements (threaded with OpenMP).
   virtual void update(float* value, const float* gradient, std::span<float* const> slots,
                       int64_t count) = 0;
 

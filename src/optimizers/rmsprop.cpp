@@ -18,6 +18,7 @@ void RMSprop::update(float* value, const float* gradient, std::span<float* const
   float lr = learning_rate();
   float* velocity = slots[0];
   float* momentum = slots[1];
+#pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) {
     float g = gradient[i];
     velocity[i] = rho_ * velocity[i] + (1 - rho_) * g * g;

@@ -13,6 +13,7 @@ void SGD::update(float* value, const float* gradient, std::span<float* const> sl
                  int64_t count) {
   float lr = learning_rate();
   float* m = slots[0];
+#pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) {
     if (momentum_ == 0.0f) {
       value[i] -= lr * gradient[i];

@@ -143,8 +143,9 @@ TEST_P(OnednnPooling, ForwardAndBackwardMatchReference) {
   reference::pool_forward<float>(c.kind, g, x.data(), expected_y.data());
   reference::pool_backward<float>(c.kind, g, x.data(), upstream.data(), expected_dx.data());
   onednn::PoolingKernel pool(c.kind, g);
-  pool.forward(x.data(), y.data());
-  pool.backward(upstream.data(), dx.data());
+  std::vector<std::byte> workspace(pool.workspace_bytes());
+  pool.forward(x.data(), y.data(), workspace.data());
+  pool.backward(upstream.data(), dx.data(), workspace.data());
   EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol, atol));
   EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol, atol));
 }

@@ -52,7 +52,10 @@ memory::desc Conv2DKernel::keras_weights_desc(const WindowGeometry& g) {
 
 Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                            const memory::desc& weights, bool need_diff_src)
-    : use_bias_(use_bias), activation_(activation, g.batch * g.out_height * g.out_width, g.out_channels) {
+    : use_bias_(use_bias),
+      rows_(g.batch * g.out_height * g.out_width),
+      channels_(g.out_channels),
+      activation_(activation, rows_, channels_) {
   check_argument(fusable_as_post_op(activation), "Conv2D cannot fuse a softmax activation");
   ConvDescs d = conv_descs(g);
   dnnl::primitive_attr forward_attr = user_scratchpad_attr();
@@ -78,32 +81,29 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
         pd.scratchpad_desc());
   }
   // NOTE: backward-weights picks its own diff_weights layout: forcing the forward's layout can
-  // land on oneDNN's reference kernel (seen for 1 input channel: 100x slower). When the two
-  // differ, the gradient is reordered into the weights' layout so the optimizer updates
-  // elementwise; that reorder touches only the weights, not the activations.
-  memory::desc any_weights = d.any_weights;
-  auto weights_pd = use_bias
-      ? dnnl::convolution_backward_weights::primitive_desc(
-            {algorithm::convolution_direct, d.src, any_weights, d.bias, d.dst, d.strides,
-             d.padding_left, d.padding_right},
-            attr, engine(), forward_pd)
-      : dnnl::convolution_backward_weights::primitive_desc(
-            {algorithm::convolution_direct, d.src, any_weights, d.dst, d.strides, d.padding_left,
-             d.padding_right},
-            attr, engine(), forward_pd);
+  // land on oneDNN's reference kernel (seen for 1 input channel: 100x slower). Its bias
+  // reduction is slow too (+5 ms at batch 512, 2 threads), so the bias gradient is a plain
+  // row sum below.
+  dnnl::convolution_backward_weights::primitive_desc weights_pd(
+      {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.padding_left,
+       d.padding_right},
+      attr, engine(), forward_pd);
   memory::desc diff_weights = weights_pd.diff_weights_desc();
-  std::vector<std::pair<int, memory::desc>> weights_args = {{DNNL_ARG_SRC, d.src},
-                                                            {DNNL_ARG_DIFF_DST, d.dst},
-                                                            {DNNL_ARG_DIFF_WEIGHTS, diff_weights}};
-  if (use_bias) weights_args.push_back({DNNL_ARG_DIFF_BIAS, d.bias});
-  backward_weights_ = BoundPrimitive(dnnl::convolution_backward_weights(weights_pd), weights_args,
-                                     weights_pd.scratchpad_desc());
-  if (diff_weights != weights) {
-    diff_weights_buffer_ = allocate_aligned(diff_weights.get_size());
-    diff_weights_reorder_ = BoundPrimitive(
-        dnnl::reorder(dnnl::reorder::primitive_desc(engine(), diff_weights, engine(), weights)),
-        {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, weights}}, memory::desc());
-  }
+  backward_weights_ = BoundPrimitive(
+      dnnl::convolution_backward_weights(weights_pd),
+      {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_DIFF_DST, d.dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_weights}},
+      weights_pd.scratchpad_desc());
+  own_diff_weights_ = allocate_aligned(diff_weights.get_size());
+  dnnl::primitive_attr add_attr;
+  dnnl::post_ops add;
+  add.append_sum(1.0f);
+  add_attr.set_post_ops(add);
+  to_weights_layout_ = BoundPrimitive(
+      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), diff_weights, engine(), weights)),
+      {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, weights}}, memory::desc());
+  add_to_weights_layout_ = BoundPrimitive(
+      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), diff_weights, engine(), weights, add_attr)),
+      {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, weights}}, memory::desc());
   scratchpad_ = allocate_aligned(std::max({forward_.scratchpad_bytes(),
                                            backward_data_.scratchpad_bytes(),
                                            backward_weights_.scratchpad_bytes()}));
@@ -120,19 +120,31 @@ void Conv2DKernel::forward(const float* src, const float* weights, const float* 
 void Conv2DKernel::backward(const float* src, const float* dst, float* diff_dst,
                             const float* weights, float* diff_src, float* diff_weights,
                             float* diff_bias) {
+  activation_backward(dst, diff_dst);
+  if (diff_src != nullptr) backward_data(diff_dst, weights, diff_src);
+  backward_weights(src, diff_dst, diff_weights, diff_bias, false);
+}
+
+void Conv2DKernel::activation_backward(const float* dst, float* diff_dst) {
   activation_.backward(dst, diff_dst, diff_dst);
-  if (diff_src != nullptr) {
-    check_argument(!backward_data_.empty(), "Conv2D kernel was built without input gradient");
-    backward_data_.execute({diff_dst, weights, diff_src}, scratchpad_.get());
+}
+
+void Conv2DKernel::backward_data(const float* diff_dst, const float* weights, float* diff_src) {
+  check_argument(!backward_data_.empty(), "Conv2D kernel was built without input gradient");
+  backward_data_.execute({diff_dst, weights, diff_src}, scratchpad_.get());
+}
+
+void Conv2DKernel::backward_weights(const float* src, const float* diff_dst, float* diff_weights,
+                                    float* diff_bias, bool accumulate) {
+  backward_weights_.execute({src, diff_dst, own_diff_weights_.get()}, scratchpad_.get());
+  (accumulate ? add_to_weights_layout_ : to_weights_layout_)
+      .execute({own_diff_weights_.get(), diff_weights}, nullptr);
+  if (!use_bias_) return;
+  if (!accumulate) std::fill(diff_bias, diff_bias + channels_, 0.0f);
+  for (int64_t row = 0; row < rows_; ++row) {
+    const float* values = diff_dst + row * channels_;
+    for (int64_t c = 0; c < channels_; ++c) diff_bias[c] += values[c];
   }
-  float* own_layout = diff_weights_reorder_.empty() ? diff_weights
-                                                    : reinterpret_cast<float*>(diff_weights_buffer_.get());
-  if (use_bias_) {
-    backward_weights_.execute({src, diff_dst, own_layout, diff_bias}, scratchpad_.get());
-  } else {
-    backward_weights_.execute({src, diff_dst, own_layout}, scratchpad_.get());
-  }
-  if (!diff_weights_reorder_.empty()) diff_weights_reorder_.execute({own_layout, diff_weights}, nullptr);
 }
 
 }  // namespace tenfold::kernels::onednn

@@ -24,16 +24,28 @@ class Conv2DKernel {
 
   /// src [N,H,W,C] -> dst [N,OH,OW,F], activation applied.
   void forward(const float* src, const float* weights, const float* bias, float* dst);
-  /// Backward through activation (in place on diff_dst) and convolution. diff_src may be null
-  /// when need_diff_src was false; diff_bias is ignored without bias.
+  /// All of the backward: activation (in place on diff_dst), data (diff_src may be null when
+  /// need_diff_src was false) and weights (diff_bias ignored without bias).
   void backward(const float* src, const float* dst, float* diff_dst, const float* weights,
                 float* diff_src, float* diff_weights, float* diff_bias);
 
+  /// The activation's backward, in place: diff_dst becomes the gradient before activation.
+  void activation_backward(const float* dst, float* diff_dst);
+  /// diff_dst (before activation) -> diff_src.
+  void backward_data(const float* diff_dst, const float* weights, float* diff_src);
+  /// diff_dst (before activation) -> weight and bias gradients, overwritten or, with
+  /// `accumulate`, added to (for a batch run in chunks).
+  void backward_weights(const float* src, const float* diff_dst, float* diff_weights,
+                        float* diff_bias, bool accumulate);
+
  private:
   bool use_bias_;
+  int64_t rows_, channels_;  // diff_dst seen as [N * OH * OW, F]
   BoundPrimitive forward_, backward_data_, backward_weights_;
-  BoundPrimitive diff_weights_reorder_;  // when backward-weights prefers another layout
-  std::shared_ptr<std::byte> diff_weights_buffer_;
+  // backward-weights writes its own layout; these reorders move it into the weights' layout,
+  // overwriting or adding.
+  BoundPrimitive to_weights_layout_, add_to_weights_layout_;
+  std::shared_ptr<std::byte> own_diff_weights_;
   ActivationKernel activation_;
   std::shared_ptr<std::byte> scratchpad_;
 };

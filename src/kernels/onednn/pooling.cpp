@@ -23,9 +23,8 @@ PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g) {
       {algorithm, src, dst, strides, window, padding_left, padding_right}, attr, engine(),
       forward_pd);
   memory::desc workspace = forward_pd.workspace_desc();
-  has_workspace_ = workspace.get_size() > 0;
-  if (has_workspace_) {
-    workspace_ = allocate_aligned(workspace.get_size());
+  workspace_bytes_ = workspace.get_size();
+  if (workspace_bytes_ > 0) {
     forward_ = BoundPrimitive(
         dnnl::pooling_forward(forward_pd),
         {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, workspace}},
@@ -45,17 +44,17 @@ PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g) {
   scratchpad_ = allocate_aligned(std::max(forward_.scratchpad_bytes(), backward_.scratchpad_bytes()));
 }
 
-void PoolingKernel::forward(const float* src, float* dst) {
-  if (has_workspace_) {
-    forward_.execute({src, dst, workspace_.get()}, scratchpad_.get());
+void PoolingKernel::forward(const float* src, float* dst, void* workspace) {
+  if (workspace_bytes_ > 0) {
+    forward_.execute({src, dst, workspace}, scratchpad_.get());
   } else {
     forward_.execute({src, dst}, scratchpad_.get());
   }
 }
 
-void PoolingKernel::backward(const float* diff_dst, float* diff_src) {
-  if (has_workspace_) {
-    backward_.execute({diff_dst, diff_src, workspace_.get()}, scratchpad_.get());
+void PoolingKernel::backward(const float* diff_dst, float* diff_src, const void* workspace) {
+  if (workspace_bytes_ > 0) {
+    backward_.execute({diff_dst, diff_src, workspace}, scratchpad_.get());
   } else {
     backward_.execute({diff_dst, diff_src}, scratchpad_.get());
   }

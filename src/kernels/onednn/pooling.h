@@ -1,6 +1,7 @@
 #pragma once
-// Max and average pooling on oneDNN over NHWC. Max pooling keeps the forward's workspace (the
-// argmax of each window) for the backward.
+// Max and average pooling on oneDNN over NHWC. Max pooling's forward writes a workspace (the
+// argmax of each window) that its backward reads; the caller owns it, so one kernel can run
+// several batch chunks and keep each chunk's workspace.
 #include <memory>
 
 #include "kernels/onednn/engine.h"
@@ -15,15 +16,16 @@ class PoolingKernel {
  public:
   PoolingKernel(PoolKind kind, const WindowGeometry& g);
 
-  /// src [N,H,W,C] -> dst [N,OH,OW,C]; records the workspace for backward.
-  void forward(const float* src, float* dst);
-  /// diff_dst -> diff_src, using the workspace of the last forward.
-  void backward(const float* diff_dst, float* diff_src);
+  /// Bytes of workspace one forward writes (0 for average pooling).
+  size_t workspace_bytes() const { return workspace_bytes_; }
+  /// src [N,H,W,C] -> dst [N,OH,OW,C]; writes `workspace` for the backward.
+  void forward(const float* src, float* dst, void* workspace);
+  /// diff_dst -> diff_src, reading the workspace its forward wrote.
+  void backward(const float* diff_dst, float* diff_src, const void* workspace);
 
  private:
   BoundPrimitive forward_, backward_;
-  bool has_workspace_ = false;
-  std::shared_ptr<std::byte> workspace_;
+  size_t workspace_bytes_ = 0;
   std::shared_ptr<std::byte> scratchpad_;
 };
 

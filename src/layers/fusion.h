@@ -1,0 +1,20 @@
+#pragma once
+// Pairs of layers that run faster as one step. Conv2D followed by MaxPooling2D: the convolution
+// output is the largest tensor of a CNN (the recipe's: 44 MB at batch 512), and making it in
+// full then reading it back is memory-bound. The fused step runs both layers over chunks of the
+// batch small enough to stay in cache, and never stores the convolution output at all: the
+// activation's derivative is taken at each window's maximum from the pooled output (valid for
+// any increasing activation), and the pooling backward feeds the convolution backward chunk by
+// chunk.
+#include <memory>
+
+#include "layers/layer.h"
+
+namespace tenfold {
+
+/// A fused step for (first, second) on inputs of `input_shape`, or null when the pair has no
+/// faster fused form.
+std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const Shape& input_shape,
+                                         bool need_input_gradient);
+
+}  // namespace tenfold

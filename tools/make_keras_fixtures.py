@@ -61,7 +61,7 @@ def parity(train):
     print("parity losses", losses)
 
 
-def curve(train, test, seeds=(1, 2, 3)):
+def curve(train, test, seeds=(1, 2, 3, 4, 5, 6)):
     runs = []
     for seed in seeds:
         keras.utils.set_random_seed(seed)

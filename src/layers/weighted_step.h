@@ -1,0 +1,58 @@
+#pragma once
+// What Conv2D and Dense share: a kernel with weights and an optional bias, followed by an
+// output activation (fused into the kernel, or a softmax after it).
+#include <nlohmann/json.hpp>
+
+#include "layers/output_activation.h"
+
+namespace tenfold {
+
+/// `Kernel` has forward(src, weights, bias, dst) and
+/// backward(src, dst, diff_dst, weights, diff_src, diff_weights, diff_bias).
+template <typename Kernel>
+class WeightedStep : public LayerStep {
+ public:
+  /// The output is seen as [rows, channels]; `make_kernel(fused_activation)` builds the kernel.
+  template <typename MakeKernel>
+  WeightedStep(kernels::Activation activation, int64_t rows, int64_t channels,
+               std::vector<Variable*> weights, MakeKernel make_kernel)
+      : activation_(activation, rows, channels),
+        kernel_(make_kernel(activation_.fused())),
+        weights_(std::move(weights)) {}
+
+  void forward(const Tensor& input, Tensor& output, bool) override {
+    kernel_.forward(input.data<float>(), weights_[0]->value().data<float>(), bias(),
+                    activation_.kernel_output(output));
+    activation_.forward(output);
+  }
+
+  void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor* grad_input,
+                std::span<Tensor> weight_gradients, bool grad_is_for_logits) override {
+    activation_.backward(output, grad_output, grad_is_for_logits);
+    kernel_.backward(input.data<float>(), activation_.kernel_output(output),
+                     grad_output.data<float>(), weights_[0]->value().data<float>(),
+                     grad_input ? grad_input->data<float>() : nullptr,
+                     weight_gradients[0].data<float>(),
+                     weights_.size() > 1 ? weight_gradients[1].data<float>() : nullptr);
+  }
+
+  bool ends_in_softmax() const override { return activation_.is_softmax(); }
+  Tensor logits(const Tensor&) const override { return activation_.logits(); }
+
+ private:
+  const float* bias() const {
+    return weights_.size() > 1 ? weights_[1]->value().data<float>() : nullptr;
+  }
+
+  OutputActivation activation_;
+  Kernel kernel_;
+  std::vector<Variable*> weights_;
+};
+
+/// Adds the config keys Conv2D and Dense share: activation, use_bias, initializers, and the
+/// regularizers and constraints (null: Tenfold has none).
+void add_weighted_config(nlohmann::json& config, const std::string& activation, bool use_bias,
+                         const std::string& kernel_initializer,
+                         const std::string& bias_initializer);
+
+}  // namespace tenfold

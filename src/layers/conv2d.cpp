@@ -15,6 +15,7 @@ using kernels::onednn::OnednnWeightLayout;
 // NOTE: oneDNN picks the weight layout for a representative batch once, at build; every
 // batch size then runs with that layout.
 constexpr int64_t layout_batch = 256;
+
 }  // namespace
 
 Conv2D::Conv2D(const Conv2DOptions& options)

@@ -13,6 +13,7 @@ using kernels::onednn::InnerProductKernel;
 using kernels::onednn::OnednnWeightLayout;
 
 constexpr int64_t layout_rows = 256;  // see the NOTE in conv2d.cpp
+
 }  // namespace
 
 Dense::Dense(const DenseOptions& options)

@@ -1,0 +1,77 @@
+// The fused Conv2D + MaxPooling2D step computes what the two layers compute apart: the same
+// model trained once fused and once with a linear Activation between the pair (which stops the
+// fusion) ends with the same weights. Batch 100 of 28x28 images with 32 filters makes the
+// fused step run two full chunks and a remainder; the second pair also needs the input
+// gradient.
+#include <gtest/gtest.h>
+
+#include "layers/activation.h"
+#include "layers/conv2d.h"
+#include "layers/dense.h"
+#include "layers/flatten.h"
+#include "layers/fusion.h"
+#include "layers/input.h"
+#include "layers/pooling.h"
+#include "losses/crossentropy.h"
+#include "models/sequential.h"
+#include "optimizers/sgd.h"
+#include "support/check.h"
+
+namespace tenfold {
+namespace {
+
+std::unique_ptr<models::Sequential> two_conv_blocks(bool fused) {
+  set_random_seed(21);
+  std::vector<std::shared_ptr<Layer>> stack = {layers::Input({28, 28, 1})};
+  auto block = [&](int64_t filters, const std::string& activation, const std::string& padding) {
+    stack.push_back(std::make_shared<layers::Conv2D>(layers::Conv2DOptions{
+        .filters = filters, .padding = padding, .activation = activation}));
+    if (!fused) stack.push_back(std::make_shared<layers::Activation>("linear"));
+    stack.push_back(std::make_shared<layers::MaxPooling2D>());
+  };
+  block(32, "relu", "valid");
+  block(16, "tanh", "same");
+  stack.push_back(std::make_shared<layers::Flatten>());
+  stack.push_back(std::make_shared<layers::Dense>(layers::DenseOptions{.units = 10, .activation = "softmax"}));
+  auto model = std::make_unique<models::Sequential>(stack);
+  model->compile(std::make_shared<optimizers::SGD>(0.1f),
+                 std::make_shared<losses::SparseCategoricalCrossentropy>(), {"accuracy"});
+  return model;
+}
+
+TEST(Fusion, ConvMaxPoolIsFusedOnlyForMaxPooling) {
+  layers::Conv2D conv(layers::Conv2DOptions{.filters = 4, .activation = "relu"});
+  layers::MaxPooling2D max_pool;
+  layers::AveragePooling2D average_pool;
+  Random random(1);
+  conv.build({2, 10, 10, 3}, random);
+  EXPECT_NE(compile_fused(conv, max_pool, {2, 10, 10, 3}, true), nullptr);
+  EXPECT_EQ(compile_fused(conv, average_pool, {2, 10, 10, 3}, true), nullptr);
+  EXPECT_EQ(compile_fused(max_pool, conv, {2, 10, 10, 3}, true), nullptr);
+}
+
+TEST(Fusion, FusedStepsTrainLikeSeparateLayers) {
+  auto fused = two_conv_blocks(true), separate = two_conv_blocks(false);
+  Tensor x(Shape{100, 28, 28, 1}), y(Shape{100}, DType::int32);
+  auto values = testing::random_values(size_t(x.num_elements()), 8, 0, 1);
+  std::copy(values.begin(), values.end(), x.data<float>());
+  for (int64_t i = 0; i < 100; ++i) y.data<int32_t>()[i] = int32_t(i % 10);
+  models::FitOptions options;
+  options.batch_size = 100;
+  options.epochs = 2;
+  options.verbose = 0;
+  options.shuffle = false;
+  auto fused_history = fused->fit(x, y, options);
+  auto separate_history = separate->fit(x, y, options);
+  EXPECT_NEAR(fused_history.history.at("loss")[1], separate_history.history.at("loss")[1], 1e-5);
+  std::vector<Variable*> fused_weights = fused->weights(), separate_weights = separate->weights();
+  ASSERT_EQ(fused_weights.size(), separate_weights.size());
+  for (size_t i = 0; i < fused_weights.size(); ++i) {
+    EXPECT_TRUE(testing::all_close(fused_weights[i]->read(), separate_weights[i]->read(), 1e-4, 1e-6))
+        << "weight " << i;
+  }
+  EXPECT_TRUE(testing::all_close(fused->predict(x), separate->predict(x), 1e-4, 1e-6));
+}
+
+}  // namespace
+}  // namespace tenfold

@@ -79,6 +79,8 @@ class Sequential {
   template <typename Each>
   void run_inference(const Tensor& x, int64_t batch_size, Each each);
   std::vector<std::unique_ptr<metrics::Metric>> make_metrics(const Tensor& y) const;
+  /// Throws, naming `action` and the fix, unless compile() was called.
+  void require_compiled(const std::string& action) const;
   /// One optimizer step on rows `rows` of (x, y), adding to the running loss and metrics.
   void train_batch(const Tensor& x, const Tensor& y, std::span<const int64_t> rows,
                    metrics::Metric& loss_tracker,

@@ -86,9 +86,13 @@ void Sequential::train_batch(const Tensor& x, const Tensor& y, std::span<const i
   for (auto& metric : metrics) metric->update_state(labels, step.output());
 }
 
+void Sequential::require_compiled(const std::string& action) const {
+  check_argument(optimizer_ != nullptr, "model '" + name_ + "' must be compiled before " + action +
+                                            ": call compile(optimizer, loss, metrics)");
+}
+
 std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const Tensor& y) {
-  check_argument(optimizer_ != nullptr, "model '" + name_ + "' must be compiled before training: "
-                                        "call compile(optimizer, loss, metrics)");
+  require_compiled("train_on_batch");
   check_inputs(*this, x, &y);
   loss_->validate_targets(y, output_shape(1));
   metrics::Mean loss_tracker("loss");
@@ -101,8 +105,7 @@ std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const 
 }
 
 History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
-  check_argument(optimizer_ != nullptr, "model '" + name_ + "' must be compiled before fit: "
-                                        "call compile(optimizer, loss, metrics)");
+  require_compiled("fit");
   check_inputs(*this, x, &y);
   check_argument(options.batch_size > 0 && options.epochs >= 0,
                  "fit needs batch_size > 0 and epochs >= 0, got batch_size " +
@@ -151,7 +154,7 @@ History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& opti
 
 std::map<std::string, double> Sequential::evaluate(const Tensor& x, const Tensor& y,
                                                    int64_t batch_size, int verbose) {
-  check_argument(loss_ != nullptr, "model '" + name_ + "' must be compiled before evaluate");
+  require_compiled("evaluate");
   check_inputs(*this, x, &y);
   loss_->validate_targets(y, output_shape(1));
   metrics::Mean loss_tracker("loss");

@@ -48,7 +48,7 @@ std::string ProgressBar::values(const Logs& logs) const {
 }
 
 void ProgressBar::update(int64_t step, const Logs& logs) {
-  if (verbose_ != 1 || !interactive_ || step >= target_) return;
+  if (verbose_ != 1 || !interactive_ || target_ <= 0 || step >= target_) return;
   std::string digits = std::to_string(target_);
   int filled = int(bar_width * step / target_);
   std::string bar(size_t(filled > 0 ? filled - 1 : 0), '=');
@@ -60,11 +60,11 @@ void ProgressBar::update(int64_t step, const Logs& logs) {
   std::fflush(out_);
 }
 
-void ProgressBar::finish(const Logs& logs) {
+void ProgressBar::finish(const Logs& logs, int64_t steps) {
   if (verbose_ == 0) return;
   double seconds = elapsed_seconds();
-  std::string per_step = format_duration(seconds / double(target_ > 0 ? target_ : 1)) + "/step";
-  std::string digits = std::to_string(target_);
+  std::string per_step = format_duration(seconds / double(steps > 0 ? steps : 1)) + "/step";
+  std::string digits = std::to_string(steps);
   if (verbose_ == 1) {
     std::fprintf(out_, "%s%s/%s [%s] - %s %s%s\n", interactive_ ? "\r" : "", digits.c_str(),
                  digits.c_str(), std::string(bar_width, '=').c_str(),

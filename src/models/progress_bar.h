@@ -15,11 +15,12 @@ using Logs = std::vector<std::pair<std::string, double>>;
 
 class ProgressBar {
  public:
+  /// `target_steps` may be unknown (negative): the bar then shows only the final line.
   ProgressBar(int64_t target_steps, int verbose, std::FILE* out = stdout);
   /// After step `step` (1-based) with the running values so far.
   void update(int64_t step, const Logs& logs);
-  /// The epoch's last line, with validation values appended.
-  void finish(const Logs& logs);
+  /// The epoch's last line after `steps` steps, with validation values appended.
+  void finish(const Logs& logs, int64_t steps);
 
  private:
   std::string values(const Logs& logs) const;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/dataset.h"
 #include "layers/layer.h"
 #include "losses/loss.h"
 #include "metrics/metric.h"
@@ -21,10 +22,13 @@ struct FitOptions {
   int64_t batch_size = 32;
   int epochs = 1;
   int verbose = 1;
-  /// (x_val, y_val), evaluated at the end of each epoch.
+  /// (x_val, y_val), evaluated at the end of each epoch, batched with batch_size.
   std::optional<std::pair<Tensor, Tensor>> validation_data;
+  /// Or a dataset of (features, labels) batches, as Keras' validation_data=dataset.
+  std::optional<data::Dataset> validation_dataset;
+  /// Arrays only: reshuffle all samples every epoch (a Dataset brings its own shuffle).
   bool shuffle = true;
-  /// Seeds the per-epoch shuffle.
+  /// Seeds the per-epoch shuffle of arrays.
   uint64_t shuffle_seed = 0;
 };
 
@@ -47,11 +51,15 @@ class Sequential {
 
   /// x [samples, ...] float32; y labels (int32 or float32). Trains, returns per-epoch logs.
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
+  /// Trains on a dataset of (features, labels) batches, one pass per epoch. Warns once when
+  /// the step waits for input more than 10% of an epoch.
+  History fit(const data::Dataset& dataset, const FitOptions& options = {});
   /// One optimizer step on the whole of (x, y); the loss and metrics of that batch.
   std::map<std::string, double> train_on_batch(const Tensor& x, const Tensor& y);
   /// {"loss": ..., "accuracy": ...} over all of x.
   std::map<std::string, double> evaluate(const Tensor& x, const Tensor& y,
                                          int64_t batch_size = 32, int verbose = 1);
+  std::map<std::string, double> evaluate(const data::Dataset& dataset, int verbose = 1);
   /// The model's outputs for x, [samples, ...].
   Tensor predict(const Tensor& x, int64_t batch_size = 32);
 
@@ -75,15 +83,12 @@ class Sequential {
   CompiledStep& compiled_step(int64_t batch, bool training);
 
  private:
-  /// Runs x through inference steps batch by batch; calls `each(rows_begin, output)`.
-  template <typename Each>
-  void run_inference(const Tensor& x, int64_t batch_size, Each each);
   std::vector<std::unique_ptr<metrics::Metric>> make_metrics(const Tensor& y) const;
   /// Throws, naming `action` and the fix, unless compile() was called.
   void require_compiled(const std::string& action) const;
-  /// One optimizer step on rows `rows` of (x, y), adding to the running loss and metrics.
-  void train_batch(const Tensor& x, const Tensor& y, std::span<const int64_t> rows,
-                   metrics::Metric& loss_tracker,
+  /// One optimizer step on the batch (x, y), adding to the running loss and metrics (made on
+  /// first use).
+  void train_batch(const Tensor& x, const Tensor& y, metrics::Metric& loss_tracker,
                    std::vector<std::unique_ptr<metrics::Metric>>& metrics);
 
   std::string name_;

@@ -1,10 +1,9 @@
-// The training loop of Sequential: fit, evaluate, predict (Keras' Trainer).
-#include <algorithm>
+// The training loop of Sequential: fit, evaluate, predict (Keras' Trainer). Arrays are fed
+// through the same path as Datasets: from_tensor_slices, shuffle, batch.
+#include <chrono>
 #include <cstring>
-#include <numeric>
 
 #include "core/error.h"
-#include "core/random.h"
 #include "models/progress_bar.h"
 #include "models/sequential.h"
 
@@ -12,14 +11,17 @@ namespace tenfold::models {
 
 namespace {
 
-/// Copies rows `indices` of `source` (first dimension) into the first rows of `destination`.
-void gather_rows(const Tensor& source, std::span<const int64_t> indices, Tensor& destination) {
-  size_t row_bytes = source.num_bytes() / size_t(source.shape()[0]);
-  const auto* from = static_cast<const std::byte*>(source.raw_data());
-  auto* to = static_cast<std::byte*>(destination.raw_data());
-  for (size_t i = 0; i < indices.size(); ++i) {
-    std::memcpy(to + i * row_bytes, from + size_t(indices[i]) * row_bytes, row_bytes);
-  }
+// fit warns once when the step waits for input longer than this share of an epoch.
+constexpr double input_bound_share = 0.10;
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void copy_into(const Tensor& source, Tensor& destination) {
+  std::memcpy(destination.raw_data(), source.raw_data(), source.num_bytes());
 }
 
 void check_inputs(const Sequential& model, const Tensor& x, const Tensor* y) {
@@ -39,11 +41,25 @@ void check_inputs(const Sequential& model, const Tensor& x, const Tensor* y) {
   }
 }
 
+/// A dataset batch as (features, labels), checked against the model.
+std::pair<const Tensor&, const Tensor&> features_and_labels(const Sequential& model,
+                                                            const data::Element& batch) {
+  check_argument(batch.size() >= 2, "fit and evaluate need dataset elements (features, labels), "
+                                    "got " + std::to_string(batch.size()) + " component(s)");
+  check_inputs(model, batch[0], &batch[1]);
+  return {batch[0], batch[1]};
+}
+
 Logs collect_logs(const metrics::Metric& loss,
                   const std::vector<std::unique_ptr<metrics::Metric>>& metrics) {
   Logs logs = {{"loss", loss.result()}};
   for (const auto& metric : metrics) logs.push_back({metric->name(), metric->result()});
   return logs;
+}
+
+data::Dataset batched(const Tensor& x, const Tensor& y, int64_t batch_size) {
+  check_argument(batch_size > 0, "batch_size must be positive, got " + std::to_string(batch_size));
+  return data::Dataset::from_tensor_slices({x, y}).batch(batch_size);
 }
 
 }  // namespace
@@ -56,29 +72,20 @@ std::vector<std::unique_ptr<metrics::Metric>> Sequential::make_metrics(const Ten
   return result;
 }
 
-template <typename Each>
-void Sequential::run_inference(const Tensor& x, int64_t batch_size, Each each) {
-  check_argument(batch_size > 0, "batch_size must be positive, got " + std::to_string(batch_size));
-  int64_t samples = x.shape()[0];
-  std::vector<int64_t> rows(size_t(std::min(batch_size, samples)));
-  for (int64_t begin = 0; begin < samples; begin += batch_size) {
-    int64_t count = std::min(batch_size, samples - begin);
-    CompiledStep& step = compiled_step(count, false);
-    std::iota(rows.begin(), rows.begin() + count, begin);
-    gather_rows(x, std::span(rows.data(), size_t(count)), step.input());
-    step.forward(false);
-    each(begin, count, step);
-  }
+void Sequential::require_compiled(const std::string& action) const {
+  check_argument(optimizer_ != nullptr, "model '" + name_ + "' must be compiled before " + action +
+                                            ": call compile(optimizer, loss, metrics)");
 }
 
-void Sequential::train_batch(const Tensor& x, const Tensor& y, std::span<const int64_t> rows,
-                             metrics::Metric& loss_tracker,
+void Sequential::train_batch(const Tensor& x, const Tensor& y, metrics::Metric& loss_tracker,
                              std::vector<std::unique_ptr<metrics::Metric>>& metrics) {
-  int64_t count = int64_t(rows.size());
+  int64_t count = x.shape()[0];
+  loss_->validate_targets(y, output_shape(1));
+  if (metrics.empty()) metrics = make_metrics(y);
   CompiledStep& step = compiled_step(count, true);
   Tensor& labels = step.labels(y.shape().without_batch(), y.dtype());
-  gather_rows(x, rows, step.input());
-  gather_rows(y, rows, labels);
+  copy_into(x, step.input());
+  copy_into(y, labels);
   step.forward(true);
   double loss_sum = step.backward(*loss_, labels, double(count));
   optimizer_->apply_gradients(step.weight_gradients());
@@ -86,20 +93,12 @@ void Sequential::train_batch(const Tensor& x, const Tensor& y, std::span<const i
   for (auto& metric : metrics) metric->update_state(labels, step.output());
 }
 
-void Sequential::require_compiled(const std::string& action) const {
-  check_argument(optimizer_ != nullptr, "model '" + name_ + "' must be compiled before " + action +
-                                            ": call compile(optimizer, loss, metrics)");
-}
-
 std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const Tensor& y) {
   require_compiled("train_on_batch");
   check_inputs(*this, x, &y);
-  loss_->validate_targets(y, output_shape(1));
   metrics::Mean loss_tracker("loss");
-  auto metrics = make_metrics(y);
-  std::vector<int64_t> rows(static_cast<size_t>(x.shape()[0]));
-  std::iota(rows.begin(), rows.end(), 0);
-  train_batch(x, y, rows, loss_tracker, metrics);
+  std::vector<std::unique_ptr<metrics::Metric>> metrics;
+  train_batch(x, y, loss_tracker, metrics);
   Logs logs = collect_logs(loss_tracker, metrics);
   return std::map<std::string, double>(logs.begin(), logs.end());
 }
@@ -107,45 +106,69 @@ std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const 
 History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
   require_compiled("fit");
   check_inputs(*this, x, &y);
-  check_argument(options.batch_size > 0 && options.epochs >= 0,
-                 "fit needs batch_size > 0 and epochs >= 0, got batch_size " +
-                     std::to_string(options.batch_size) + ", epochs " +
-                     std::to_string(options.epochs));
   loss_->validate_targets(y, output_shape(1));
-  const int64_t samples = x.shape()[0];
-  const int64_t steps_per_epoch = (samples + options.batch_size - 1) / options.batch_size;
-  std::vector<int64_t> order(static_cast<size_t>(samples));
-  std::iota(order.begin(), order.end(), 0);
-  Random shuffle_random(options.shuffle_seed);
+  // As Keras with arrays: the whole set reshuffled every epoch.
+  data::Dataset samples = data::Dataset::from_tensor_slices({x, y});
+  if (options.shuffle) samples = samples.shuffle(x.shape()[0], options.shuffle_seed);
+  check_argument(options.batch_size > 0,
+                 "batch_size must be positive, got " + std::to_string(options.batch_size));
+  return fit(samples.batch(options.batch_size), options);
+}
+
+History Sequential::fit(const data::Dataset& dataset, const FitOptions& options) {
+  require_compiled("fit");
+  check_argument(options.epochs >= 0, "epochs must be >= 0, got " + std::to_string(options.epochs));
+  check_argument(dataset.cardinality() != data::INFINITE_CARDINALITY,
+                 "the training dataset is infinite (repeat() without a count); pass a finite "
+                 "one, e.g. with take(steps)");
+  std::optional<data::Dataset> validation = options.validation_dataset;
+  if (!validation && options.validation_data) {
+    validation = batched(options.validation_data->first, options.validation_data->second,
+                         options.batch_size);
+  }
   metrics::Mean loss_tracker("loss");
-  auto metrics = make_metrics(y);
+  std::vector<std::unique_ptr<metrics::Metric>> metrics;  // made from the first labels seen
+  bool warned_input_bound = false;
   History history;
 
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
-    if (options.shuffle) {
-      for (int64_t i = samples - 1; i > 0; --i) {
-        std::swap(order[size_t(i)], order[shuffle_random.below(uint64_t(i) + 1)]);
-      }
-    }
     loss_tracker.reset_state();
     for (auto& metric : metrics) metric->reset_state();
     if (options.verbose > 0) std::printf("Epoch %d/%d\n", epoch + 1, options.epochs);
-    ProgressBar bar(steps_per_epoch, options.verbose);
-    for (int64_t step_index = 0; step_index < steps_per_epoch; ++step_index) {
-      int64_t begin = step_index * options.batch_size;
-      int64_t count = std::min(options.batch_size, samples - begin);
-      train_batch(x, y, std::span<const int64_t>(order.data() + begin, size_t(count)),
-                  loss_tracker, metrics);
-      bar.update(step_index + 1, collect_logs(loss_tracker, metrics));
+    ProgressBar bar(dataset.cardinality(), options.verbose);
+    Clock::time_point epoch_start = Clock::now();
+    double waiting = 0;
+    int64_t steps = 0;
+    auto iterator = dataset.iterate(uint64_t(epoch));
+    while (true) {
+      Clock::time_point wait_start = Clock::now();
+      std::optional<data::Element> batch = iterator->next();
+      waiting += seconds_since(wait_start);
+      if (!batch) break;
+      auto [x, y] = features_and_labels(*this, *batch);
+      train_batch(x, y, loss_tracker, metrics);
+      bar.update(++steps, collect_logs(loss_tracker, metrics));
+    }
+    check_argument(steps > 0, "the training dataset produced no batches in epoch " +
+                                  std::to_string(epoch + 1) +
+                                  ": it is empty (check its source, take, skip, filter, shard)");
+    double elapsed = seconds_since(epoch_start);
+    if (!warned_input_bound && waiting > input_bound_share * elapsed) {
+      std::fprintf(stderr,
+                   "WARNING: training waited for input %.0f%% of epoch %d (%.2f s of %.2f s): "
+                   "the input pipeline is the bottleneck. Add .prefetch(AUTOTUNE) at its end, "
+                   "map(fn, AUTOTUNE) for parallel preprocessing, or .cache() after loading.\n",
+                   100 * waiting / elapsed, epoch + 1, waiting, elapsed);
+      warned_input_bound = true;
     }
     Logs logs = collect_logs(loss_tracker, metrics);
-    if (options.validation_data) {
-      auto validation = evaluate(options.validation_data->first, options.validation_data->second,
-                                 options.batch_size, 0);
-      logs.push_back({"val_loss", validation.at("loss")});
-      for (const auto& metric : metrics) logs.push_back({"val_" + metric->name(), validation.at(metric->name())});
+    if (validation) {
+      auto results = evaluate(*validation, 0);
+      for (const auto& [name, value] : collect_logs(loss_tracker, metrics)) {  // Keras' order
+        logs.push_back({"val_" + name, results.at(name)});
+      }
     }
-    bar.finish(logs);
+    bar.finish(logs, steps);
     history.epoch.push_back(epoch);
     for (const auto& [name, value] : logs) history.history[name].push_back(value);
   }
@@ -157,28 +180,46 @@ std::map<std::string, double> Sequential::evaluate(const Tensor& x, const Tensor
   require_compiled("evaluate");
   check_inputs(*this, x, &y);
   loss_->validate_targets(y, output_shape(1));
+  return evaluate(batched(x, y, batch_size), verbose);
+}
+
+std::map<std::string, double> Sequential::evaluate(const data::Dataset& dataset, int verbose) {
+  require_compiled("evaluate");
   metrics::Mean loss_tracker("loss");
-  auto metrics = make_metrics(y);
-  ProgressBar bar((x.shape()[0] + batch_size - 1) / batch_size, verbose);
-  run_inference(x, batch_size, [&](int64_t begin, int64_t count, CompiledStep& step) {
-    Tensor batch_labels = y.slice_batch(begin, begin + count);
-    loss_tracker.add(step.compute_loss(*loss_, batch_labels, double(count), nullptr),
-                     double(count));
-    for (auto& metric : metrics) metric->update_state(batch_labels, step.output());
-  });
+  std::vector<std::unique_ptr<metrics::Metric>> metrics;
+  ProgressBar bar(dataset.cardinality(), verbose);
+  int64_t steps = 0;
+  auto iterator = dataset.iterate();
+  while (auto batch = iterator->next()) {
+    auto [x, y] = features_and_labels(*this, *batch);
+    loss_->validate_targets(y, output_shape(1));
+    if (metrics.empty()) metrics = make_metrics(y);
+    CompiledStep& step = compiled_step(x.shape()[0], false);
+    copy_into(x, step.input());
+    step.forward(false);
+    loss_tracker.add(step.compute_loss(*loss_, y, double(x.shape()[0]), nullptr),
+                     double(x.shape()[0]));
+    for (auto& metric : metrics) metric->update_state(y, step.output());
+    bar.update(++steps, collect_logs(loss_tracker, metrics));
+  }
+  check_argument(steps > 0, "the evaluation dataset produced no batches: it is empty");
   Logs logs = collect_logs(loss_tracker, metrics);
-  bar.finish(logs);
-  std::map<std::string, double> result(logs.begin(), logs.end());
-  return result;
+  bar.finish(logs, steps);
+  return std::map<std::string, double>(logs.begin(), logs.end());
 }
 
 Tensor Sequential::predict(const Tensor& x, int64_t batch_size) {
   check_inputs(*this, x, nullptr);
+  check_argument(batch_size > 0, "batch_size must be positive, got " + std::to_string(batch_size));
   Tensor predictions(output_shape(x.shape()[0]));
-  run_inference(x, batch_size, [&](int64_t begin, int64_t count, CompiledStep& step) {
-    Tensor rows = predictions.slice_batch(begin, begin + count);
-    std::memcpy(rows.raw_data(), step.output().raw_data(), step.output().num_bytes());
-  });
+  for (int64_t begin = 0; begin < x.shape()[0]; begin += batch_size) {
+    int64_t end = std::min(begin + batch_size, x.shape()[0]);
+    CompiledStep& step = compiled_step(end - begin, false);
+    copy_into(x.slice_batch(begin, end), step.input());
+    step.forward(false);
+    Tensor rows = predictions.slice_batch(begin, end);
+    copy_into(step.output(), rows);
+  }
   return predictions;
 }
 

@@ -1,0 +1,111 @@
+// fit and evaluate fed by data::Dataset, as the recipe does.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "core/error.h"
+#include "layers/dense.h"
+#include "layers/input.h"
+#include "models/sequential.h"
+#include "support/check.h"
+
+namespace tenfold {
+namespace {
+
+std::unique_ptr<models::Sequential> small_model() {
+  set_random_seed(3);
+  auto model = std::make_unique<models::Sequential>(std::vector<std::shared_ptr<Layer>>{
+      layers::Input({4}),
+      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 8, .activation = "relu"}),
+      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"})});
+  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  return model;
+}
+
+struct Data {
+  Tensor x{Shape{50, 4}}, y{Shape{50}, DType::int32};
+  Data() {
+    auto values = testing::random_values(200, 4);
+    std::copy(values.begin(), values.end(), x.data<float>());
+    for (int i = 0; i < 50; ++i) y.data<int32_t>()[i] = i % 3;
+  }
+};
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(FitDataset, TrainsAsArraysDoWithTheSameBatches) {
+  Data data;
+  auto from_arrays = small_model(), from_dataset = small_model();
+  models::FitOptions options;
+  options.batch_size = 16;
+  options.epochs = 3;
+  options.shuffle = false;
+  options.verbose = 0;
+  auto expected = from_arrays->fit(data.x, data.y, options);
+  auto pipeline = data::Dataset::from_tensor_slices({data.x, data.y}).batch(16).prefetch(data::AUTOTUNE);
+  options.validation_dataset = pipeline;
+  auto actual = from_dataset->fit(pipeline, options);
+  for (size_t epoch = 0; epoch < 3; ++epoch) {
+    EXPECT_DOUBLE_EQ(actual.history.at("loss")[epoch], expected.history.at("loss")[epoch]);
+  }
+  EXPECT_EQ(actual.history.at("val_accuracy").size(), 3u);
+  EXPECT_TRUE(testing::all_close(from_dataset->weights()[0]->read(), from_arrays->weights()[0]->read(), 0, 0));
+  auto evaluated = from_dataset->evaluate(pipeline, 0);
+  EXPECT_NEAR(evaluated.at("loss"), actual.history.at("val_loss").back(), 1e-12);
+}
+
+TEST(FitDataset, ClearErrorsInsteadOfHangs) {
+  Data data;
+  auto model = small_model();
+  models::FitOptions options;
+  options.verbose = 0;
+  auto empty = data::Dataset::from_tensor_slices({data.x, data.y}).take(0).batch(8);
+  EXPECT_NE(error_of([&] { model->fit(empty, options); }).find("produced no batches in epoch 1"),
+            std::string::npos);
+  auto forever = data::Dataset::from_tensor_slices({data.x, data.y}).batch(8).repeat();
+  EXPECT_NE(error_of([&] { model->fit(forever, options); }).find("infinite"), std::string::npos);
+  auto failing = data::Dataset::from_tensor_slices({data.x, data.y})
+                     .map([](const data::Element& e) -> data::Element {
+                            if (e[1].data<int32_t>()[0] == 2) {
+                              throw Error(ErrorCode::invalid_argument, "cannot decode sample");
+                            }
+                            return e;
+                          }, 2)
+                     .batch(8)
+                     .prefetch(2);
+  EXPECT_NE(error_of([&] { model->fit(failing, options); }).find("cannot decode sample"),
+            std::string::npos);
+  auto features_only = data::Dataset::from_tensor_slices({data.x}).batch(8);
+  EXPECT_NE(error_of([&] { model->fit(features_only, options); }).find("(features, labels)"),
+            std::string::npos);
+}
+
+TEST(FitDataset, WarnsOnceWhenInputBound) {
+  Data data;
+  auto model = small_model();
+  auto slow = data::Dataset::from_tensor_slices({data.x, data.y})
+                  .map([](const data::Element& e) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    return e;
+                  })
+                  .batch(10);
+  models::FitOptions options;
+  options.epochs = 2;
+  options.verbose = 0;
+  ::testing::internal::CaptureStderr();
+  model->fit(slow, options);
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(warnings.find("training waited for input"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("prefetch(AUTOTUNE)"), std::string::npos);
+  EXPECT_EQ(warnings.find("WARNING", warnings.find("WARNING") + 1), std::string::npos) << "once";
+}
+
+}  // namespace
+}  // namespace tenfold

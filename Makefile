@@ -27,6 +27,7 @@ test: build
 bench: build
 	scripts/install-python-references.sh
 	python3 bench/train_throughput.py --tenfold $(BUILD_DIR)/tenfold-bench-train
+	python3 bench/pipeline_throughput.py --tenfold $(BUILD_DIR)/tenfold-bench-pipeline
 
 fixtures:
 	scripts/install-python-references.sh

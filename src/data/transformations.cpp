@@ -1,13 +1,11 @@
-// Element-wise and structural operators: map (sequential), filter, take, skip, repeat, shard,
-// cache, concatenate, zip.
+// Structural operators: filter, take, skip, repeat, shard, cache, concatenate, zip.
+// (map and prefetch, which may run threads, are in parallel.cpp.)
 #include <mutex>
 
 #include "core/error.h"
 #include "data/operator.h"
 
 namespace tenfold::data {
-
-
 
 Dataset Dataset::filter(std::function<bool(const Element&)> predicate) const {
   auto iterate = [predicate](const DatasetImpl& input, uint64_t epoch) -> std::unique_ptr<Iterator> {

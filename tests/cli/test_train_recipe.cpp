@@ -71,6 +71,9 @@ TEST(TrainRecipe, BadOptionsAreClearErrors) {
   CommandResult result = run_tenfold("train --epochs many");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("--epochs expects an integer >= 0, got 'many'"), std::string::npos) << result.output;
+  result = run_tenfold("train --batch-size 0");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("--batch-size expects an integer >= 1, got '0'"), std::string::npos) << result.output;
   result = run_tenfold("train --data /nonexistent");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("put the four IDX files"), std::string::npos) << result.output;

@@ -155,6 +155,14 @@ TEST(Sequential, ClearErrors) {
   EXPECT_NE(message([&] { model->fit(wrong, y); }).find("expects inputs (None, 28, 28, 1)"), std::string::npos);
   EXPECT_NE(message([&] { model->fit(x, random_labels(3, 10, 1)); }).find("4 samples but 3 labels"), std::string::npos);
   EXPECT_NE(message([&] { model->compile("adamw", "mse"); }).find("optimizer 'adamw' is not supported"), std::string::npos);
+  models::FitOptions zero_batch;
+  zero_batch.batch_size = 0;
+  EXPECT_NE(message([&] { model->fit(x, y, zero_batch); }).find("batch_size must be positive, got 0"), std::string::npos);
+  EXPECT_NE(message([&] { model->evaluate(x, y, 0); }).find("batch_size must be positive, got 0"), std::string::npos);
+  EXPECT_NE(message([&] { model->predict(x, 0); }).find("batch_size must be positive, got 0"), std::string::npos);
+  EXPECT_NE(message([] { layers::Dense(layers::DenseOptions{.units = 2, .activation = "swish"}); })
+                .find("activation 'swish' is not supported; use one of linear, relu"),
+            std::string::npos);
   Tensor bad_labels = y.clone();
   bad_labels.data<int32_t>()[2] = 11;
   std::string bad_label_message = message([&] { model->fit(x, bad_labels); });

@@ -27,7 +27,7 @@ const char* dtype_name(DType dtype) {
   return "unknown";
 }
 
-std::shared_ptr<std::byte> allocate_aligned(size_t bytes) {
+std::shared_ptr<std::byte> allocate_aligned(size_t bytes, bool zero) {
   constexpr size_t alignment = 64;
   size_t rounded = (bytes + alignment - 1) / alignment * alignment;
   if (rounded == 0) rounded = alignment;
@@ -36,7 +36,7 @@ std::shared_ptr<std::byte> allocate_aligned(size_t bytes) {
     throw Error(ErrorCode::resource_exhausted,
                 "could not allocate " + std::to_string(bytes) + " bytes; use a smaller batch size");
   }
-  std::memset(memory, 0, rounded);
+  if (zero) std::memset(memory, 0, rounded);
   return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [](std::byte* p) { std::free(p); });
 }
 
@@ -44,6 +44,15 @@ Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtyp
   for (int64_t dim : shape_.dims()) check_argument(dim >= 0, "negative dimension in shape " + shape_.to_string());
   storage_ = allocate_aligned(num_bytes());
   data_ = storage_.get();
+}
+
+Tensor Tensor::uninitialized(Shape shape, DType dtype) {
+  Tensor tensor;
+  tensor.shape_ = std::move(shape);
+  tensor.dtype_ = dtype;
+  tensor.storage_ = allocate_aligned(tensor.num_bytes(), false);
+  tensor.data_ = tensor.storage_.get();
+  return tensor;
 }
 
 Tensor Tensor::view(void* data, Shape shape, DType dtype) {
@@ -55,22 +64,33 @@ Tensor Tensor::view(void* data, Shape shape, DType dtype) {
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
-  check_argument(shape.num_elements() == num_elements(),
-                 "cannot reshape " + shape_.to_string() + " to " + shape.to_string() +
-                     ": element counts differ");
+  // NOTE: `if` before building messages: these run per element in input pipelines.
+  if (shape.num_elements() != num_elements()) {
+    throw Error(ErrorCode::invalid_argument, "cannot reshape " + shape_.to_string() + " to " +
+                                                 shape.to_string() + ": element counts differ");
+  }
   Tensor result = *this;
   result.shape_ = std::move(shape);
   return result;
 }
 
 Tensor Tensor::slice_batch(int64_t begin, int64_t end) const {
-  check_argument(shape_.rank() >= 1 && 0 <= begin && begin <= end && end <= shape_[0],
-                 "batch slice [" + std::to_string(begin) + ", " + std::to_string(end) +
-                     ") is outside a tensor of shape " + shape_.to_string());
+  if (!(shape_.rank() >= 1 && 0 <= begin && begin <= end && end <= shape_[0])) {
+    throw Error(ErrorCode::invalid_argument, "batch slice [" + std::to_string(begin) + ", " +
+                                                 std::to_string(end) +
+                                                 ") is outside a tensor of shape " +
+                                                 shape_.to_string());
+  }
   Tensor result = *this;
   size_t row_bytes = num_bytes() / static_cast<size_t>(shape_[0] == 0 ? 1 : shape_[0]);
   result.data_ = static_cast<std::byte*>(data_) + static_cast<size_t>(begin) * row_bytes;
   result.shape_ = shape_.with_batch(end - begin);
+  return result;
+}
+
+Tensor Tensor::row(int64_t index) const {
+  Tensor result = slice_batch(index, index + 1);
+  result.shape_ = shape_.without_batch();
   return result;
 }
 

@@ -21,14 +21,16 @@ template <> constexpr DType dtype_of<float>() { return DType::float32; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::int32; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::uint8; }
 
-/// Allocates `bytes` of 64-byte aligned, zeroed memory.
-std::shared_ptr<std::byte> allocate_aligned(size_t bytes);
+/// Allocates `bytes` of 64-byte aligned memory, zeroed unless `zero` is false.
+std::shared_ptr<std::byte> allocate_aligned(size_t bytes, bool zero = true);
 
 class Tensor {
  public:
   Tensor() = default;
   /// A new zero-filled tensor.
   explicit Tensor(Shape shape, DType dtype = DType::float32);
+  /// A new tensor whose contents are left as they are: for a caller that writes all of it.
+  static Tensor uninitialized(Shape shape, DType dtype = DType::float32);
   /// A view of memory owned by someone else; valid while that memory lives.
   static Tensor view(void* data, Shape shape, DType dtype = DType::float32);
 
@@ -54,6 +56,8 @@ class Tensor {
   Tensor reshaped(Shape shape) const;
   /// Rows [begin, end) of the first dimension, sharing memory.
   Tensor slice_batch(int64_t begin, int64_t end) const;
+  /// Row `index` of the first dimension, without that dimension, sharing memory.
+  Tensor row(int64_t index) const;
   /// A deep copy with its own storage.
   Tensor clone() const;
   void fill_zero();

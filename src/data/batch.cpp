@@ -13,7 +13,7 @@ Element stack(const std::vector<Element>& elements) {
   Element batch;
   for (size_t c = 0; c < elements[0].size(); ++c) {
     const Tensor& first = elements[0][c];
-    Tensor stacked(first.shape().with_leading(int64_t(elements.size())), first.dtype());
+    Tensor stacked = Tensor::uninitialized(first.shape().with_leading(int64_t(elements.size())), first.dtype());
     auto* out = static_cast<std::byte*>(stacked.raw_data());
     for (const Element& element : elements) {
       const Tensor& part = element[c];
@@ -80,8 +80,7 @@ Dataset Dataset::unbatch() const {
       }
       Element element;
       for (const Tensor& component : state->batch) {
-        element.push_back(component.slice_batch(state->row, state->row + 1)
-                              .reshaped(component.shape().without_batch()));
+        element.push_back(component.row(state->row));
       }
       ++state->row;
       return element;

@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 WERROR := $(if $(CI),ON,OFF)
 
-.PHONY: all deps configure build run test bench fixtures clean
+.PHONY: all deps configure build run test sanitize fuzz bench fixtures clean
 
 all: build
 
@@ -19,10 +19,30 @@ build: configure
 run: build
 	$(BUILD_DIR)/tenfold train
 
-# Fast unit tests first, then the slow ones (real training runs).
+# Fast unit tests first, then the slow ones (real training runs), then the core (tensors,
+# input pipeline, data files) under sanitizers, then a short fuzzing run of the IDX reader.
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -L unit
 	cd $(BUILD_DIR) && ctest --output-on-failure -L slow
+	$(MAKE) --no-print-directory sanitize fuzz
+
+CORE_TESTS := test_core test_data test_datasets
+
+sanitize: deps
+	@cmake -S . -B $(BUILD_DIR)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTENFOLD_SANITIZE=address,undefined -DTENFOLD_WERROR=$(WERROR) >/dev/null
+	@cmake --build $(BUILD_DIR)-asan -j $(JOBS) --target $(CORE_TESTS)
+	cd $(BUILD_DIR)-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ctest --output-on-failure -R '^test_(core|data|datasets)$$'
+	@cmake -S . -B $(BUILD_DIR)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTENFOLD_SANITIZE=thread -DTENFOLD_WERROR=$(WERROR) >/dev/null
+	@cmake --build $(BUILD_DIR)-tsan -j $(JOBS) --target test_data
+	cd $(BUILD_DIR)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^test_data$$'
+
+FUZZ_SECONDS ?= 30
+
+fuzz: deps
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 bench: build
 	scripts/install-python-references.sh
@@ -35,4 +55,4 @@ fixtures:
 	python3 tools/make_keras_fixtures.py
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(BUILD_DIR)-asan $(BUILD_DIR)-tsan

@@ -74,7 +74,7 @@ class PrefetchIterator : public Iterator {
       if (element) {
         queue_.push_back(std::move(*element));
       } else {
-        error_ = error;
+        error_ = std::move(error);  // moved: this thread keeps no reference to the exception
         done_ = true;
       }
       changed_.notify_all();
@@ -152,8 +152,8 @@ class ParallelMapIterator : public Iterator {
         }
         if (!input) {
           std::lock_guard<std::mutex> lock(mutex_);
-          if (error) results_[ticket] = Result{{}, error};
           end_ = error ? ticket + 1 : ticket;
+          if (error) results_[ticket] = Result{{}, std::move(error)};
           changed_.notify_all();
           return;
         }

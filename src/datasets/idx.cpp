@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 
@@ -64,6 +65,41 @@ class CompressedReader {
   gzFile file_;
 };
 
+// Deflate expands at most 1032:1, which bounds what a gzip file of a given size can hold.
+constexpr uint64_t max_deflate_ratio = 1032;
+
+/// The size the header declares checked against the file before anything is allocated from
+/// it: the file's size for a raw file; for a compressed one, the most it can hold and gzip's
+/// trailer (the uncompressed size mod 2^32).
+void check_declared_size(const std::string& path, uint64_t declared) {
+  uint64_t file_size = std::filesystem::file_size(path);
+  std::ifstream file(path, std::ios::binary);
+  unsigned char start[2] = {0, 0};
+  file.read(reinterpret_cast<char*>(start), 2);
+  bool compressed = start[0] == 0x1f && start[1] == 0x8b;
+  uint64_t actual = file_size;
+  if (compressed) {
+    if (declared > max_deflate_ratio * file_size) {
+      throw Error(ErrorCode::data_loss, "IDX file " + path + " declares " +
+                                            std::to_string(declared) + " bytes, more than a " +
+                                            std::to_string(file_size) +
+                                            "-byte gzip file can hold: it is corrupt");
+    }
+    unsigned char trailer[4] = {0, 0, 0, 0};
+    file.seekg(std::streamoff(file_size) - 4);
+    file.read(reinterpret_cast<char*>(trailer), 4);
+    actual = uint64_t(trailer[0]) | uint64_t(trailer[1]) << 8 | uint64_t(trailer[2]) << 16 |
+             uint64_t(trailer[3]) << 24;
+    declared &= 0xffffffffULL;
+  }
+  if (declared != actual) {
+    throw Error(ErrorCode::data_loss,
+                "IDX file " + path + " is truncated or corrupt: its header declares " +
+                    std::to_string(declared) + " bytes, the file " +
+                    (compressed ? "decompresses to " : "holds ") + std::to_string(actual));
+  }
+}
+
 }  // namespace
 
 Tensor read_idx(const std::string& path) {
@@ -102,7 +138,8 @@ Tensor read_idx(const std::string& path) {
     payload *= dim;
     dims.push_back(int64_t(dim));
   }
-  Tensor tensor(Shape(dims), DType::uint8);
+  check_declared_size(path, 4 + 4 * uint64_t(dimensions) + payload);
+  Tensor tensor = Tensor::uninitialized(Shape(dims), DType::uint8);
   reader.read_exactly(tensor.raw_data(), size_t(payload), "data");
   char extra;
   if (reader.read(&extra, 1) != 0) {

@@ -65,7 +65,11 @@ TEST_F(IdxFiles, ReadsRawAndCompressed) {
 TEST_F(IdxFiles, RejectsBadFilesWithClearErrors) {
   EXPECT_NE(error_of(write("truncated", idx({3, 2, 2}, 11))).find("truncated"), std::string::npos);
   EXPECT_NE(error_of(write("header", idx({3, 2, 2}, 0).substr(0, 9))).find("truncated"), std::string::npos);
-  EXPECT_NE(error_of(write("long", idx({3, 2, 2}, 13))).find("longer than its header"), std::string::npos);
+  EXPECT_NE(error_of(write("long", idx({3, 2, 2}, 13))).find("declares 28 bytes, the file holds 29"), std::string::npos);
+  EXPECT_NE(error_of(write("long.gz", idx({3, 2, 2}, 13), true)).find("declares 28 bytes, the file decompresses to 29"), std::string::npos);
+  // A small file declaring a large payload is rejected from its size, before allocating it.
+  EXPECT_NE(error_of(write("claims.gz", idx({10, 28, 28}, 100), true)).find("decompresses to 116"), std::string::npos);
+  EXPECT_NE(error_of(write("bomb.gz", idx({60000, 28, 28}, 100), true)).find("more than a"), std::string::npos);
   EXPECT_NE(error_of(write("magic", "\x01\x02\x08\x01" + std::string(8, 'x'))).find("not an IDX file"), std::string::npos);
   EXPECT_NE(error_of(write("type", idx({2}, 8, 0x0D))).find("only unsigned bytes"), std::string::npos);
   EXPECT_NE(error_of(write("dims", idx({}, 0))).find("0 dimensions"), std::string::npos);

@@ -3,7 +3,8 @@
 // function or an input reaches the consumer's next() in the element's place.
 //
 // AUTOTUNE: prefetch starts with a buffer of 1 element and doubles it (up to 64) each time the
-// consumer finds it empty; a map with AUTOTUNE runs one thread per core.
+// consumer finds it empty; a map with AUTOTUNE starts with 1 thread and adds one (up to one
+// per core) each time the consumer finds its next element not ready.
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -96,10 +97,14 @@ class PrefetchIterator : public Iterator {
 /// map with worker threads; results are handed out in input order.
 class ParallelMapIterator : public Iterator {
  public:
+  /// `threads` workers, or with `autotune` 1 growing to `threads` while the consumer waits.
   ParallelMapIterator(std::unique_ptr<Iterator> source,
-                      std::function<Element(const Element&)> fn, int64_t threads)
-      : source_(std::move(source)), fn_(std::move(fn)), max_in_flight_(2 * threads) {
-    for (int64_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+                      std::function<Element(const Element&)> fn, int64_t threads, bool autotune)
+      : source_(std::move(source)),
+        fn_(std::move(fn)),
+        max_threads_(threads),
+        max_in_flight_(2 * threads) {
+    for (int64_t i = 0; i < (autotune ? 1 : threads); ++i) workers_.emplace_back([this] { work(); });
   }
 
   ~ParallelMapIterator() override {
@@ -113,7 +118,11 @@ class ParallelMapIterator : public Iterator {
 
   std::optional<Element> next() override {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return results_.count(delivered_) > 0 || (end_ >= 0 && delivered_ >= end_); });
+    auto ready = [this] { return results_.count(delivered_) > 0 || (end_ >= 0 && delivered_ >= end_); };
+    if (!ready() && int64_t(workers_.size()) < max_threads_) {
+      workers_.emplace_back([this] { work(); });  // the consumer waits: map wider
+    }
+    changed_.wait(lock, ready);
     auto found = results_.find(delivered_);
     if (found == results_.end()) return std::nullopt;
     Result result = std::move(found->second);
@@ -172,7 +181,7 @@ class ParallelMapIterator : public Iterator {
 
   std::unique_ptr<Iterator> source_;
   std::function<Element(const Element&)> fn_;
-  const int64_t max_in_flight_;
+  const int64_t max_threads_, max_in_flight_;
   std::mutex input_mutex_, mutex_;
   std::condition_variable changed_;
   std::map<int64_t, Result> results_;
@@ -186,11 +195,13 @@ class ParallelMapIterator : public Iterator {
 Dataset Dataset::map(std::function<Element(const Element&)> fn, int64_t num_parallel_calls) const {
   check_argument(num_parallel_calls >= 1 || num_parallel_calls == AUTOTUNE,
                  "map needs num_parallel_calls >= 1 or AUTOTUNE, got " + std::to_string(num_parallel_calls));
-  int64_t threads = num_parallel_calls == AUTOTUNE
-                        ? std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()))
-                        : num_parallel_calls;
-  auto iterate = [fn, threads](const DatasetImpl& input, uint64_t epoch) -> std::unique_ptr<Iterator> {
-    if (threads > 1) return std::make_unique<ParallelMapIterator>(input.iterate(epoch), fn, threads);
+  bool autotune = num_parallel_calls == AUTOTUNE;
+  int64_t threads = autotune ? std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()))
+                             : num_parallel_calls;
+  auto iterate = [fn, threads, autotune](const DatasetImpl& input, uint64_t epoch) -> std::unique_ptr<Iterator> {
+    if (threads > 1) {
+      return std::make_unique<ParallelMapIterator>(input.iterate(epoch), fn, threads, autotune);
+    }
     auto source = shared_iterator(input, epoch);
     return std::make_unique<FunctionIterator>([source, fn]() -> std::optional<Element> {
       auto element = source->next();

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -115,6 +116,21 @@ TEST(Dataset, ParallelMapKeepsOrder) {
     ASSERT_EQ(result.size(), 200u) << calls;
     for (int32_t i = 0; i < 200; ++i) ASSERT_EQ(result[size_t(i)], i * i) << calls;
   }
+}
+
+TEST(Dataset, AutotunedMapWidensWhileTheConsumerWaits) {
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  auto slow = [&](const Element& e) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::lock_guard<std::mutex> lock(mutex);
+    threads.insert(std::this_thread::get_id());
+    return e;
+  };
+  EXPECT_EQ(values(Dataset::range(40).map(slow, AUTOTUNE)), iota(0, 40));
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_LE(threads.size(), cores);  // started with one, grows up to one per core
+  if (cores > 1) EXPECT_GT(threads.size(), 1u);
 }
 
 TEST(Dataset, PrefetchNeitherLosesNorDuplicates) {

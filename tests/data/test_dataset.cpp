@@ -130,7 +130,9 @@ TEST(Dataset, AutotunedMapWidensWhileTheConsumerWaits) {
   EXPECT_EQ(values(Dataset::range(40).map(slow, AUTOTUNE)), iota(0, 40));
   size_t cores = std::max(1u, std::thread::hardware_concurrency());
   EXPECT_LE(threads.size(), cores);  // started with one, grows up to one per core
-  if (cores > 1) EXPECT_GT(threads.size(), 1u);
+  if (cores > 1) {
+    EXPECT_GT(threads.size(), 1u);
+  }
 }
 
 TEST(Dataset, PrefetchNeitherLosesNorDuplicates) {

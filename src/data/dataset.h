@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/tensor.h"
@@ -86,6 +87,9 @@ class Dataset {
   Dataset shard(int64_t num_shards, int64_t index) const;
   /// Elements kept in memory after the first complete pass; later passes replay them.
   Dataset cache() const;
+  /// The same with a file: written by the first complete pass, read by later passes and
+  /// later runs (delete the file when the input changes).
+  Dataset cache(const std::string& path) const;
   /// Elements produced ahead on a background thread, up to `buffer_size` (AUTOTUNE: grown
   /// while the consumer finds the buffer empty).
   Dataset prefetch(int64_t buffer_size) const;

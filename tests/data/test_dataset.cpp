@@ -1,9 +1,11 @@
 // tf.data semantics of data::Dataset.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -197,6 +199,53 @@ TEST(Dataset, CacheReplaysAfterTheFirstCompletePass) {
   EXPECT_EQ(values(cached, 0), iota(0, 5));
   EXPECT_EQ(values(cached, 1), iota(0, 5));
   EXPECT_EQ(calls->load(), 1 + 5);
+}
+
+TEST(Dataset, FileCacheIsWrittenByACompletePassAndReadAfter) {
+  std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("tenfold_cache_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  std::string path = (directory / "train.cache").string();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  Tensor x(Shape{6, 2, 3}), y(Shape{6}, DType::int32);
+  for (int i = 0; i < 36; ++i) x.data<float>()[i] = float(i) / 7;
+  for (int i = 0; i < 6; ++i) y.data<int32_t>()[i] = 10 * i;
+  Dataset cached = Dataset::from_tensor_slices({x, y})
+                       .map([calls](const Element& e) {
+                         ++*calls;
+                         return e;
+                       })
+                       .cache(path);
+  auto partial = cached.iterate();
+  partial->next();
+  partial.reset();
+  EXPECT_FALSE(std::filesystem::exists(path));  // an interrupted pass leaves no cache
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory), {}), 0);
+
+  auto first = cached.collect(0);
+  EXPECT_TRUE(std::filesystem::exists(path));
+  int calls_after_first = calls->load();
+  auto second = cached.collect(1);
+  EXPECT_EQ(calls->load(), calls_after_first);  // read from the file, not the input
+  ASSERT_EQ(second.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(second[i][0].shape(), (Shape{2, 3}));
+    EXPECT_EQ(second[i][1].data<int32_t>()[0], int32_t(10 * i));
+    for (int k = 0; k < 6; ++k) EXPECT_EQ(second[i][0].data<float>()[k], first[i][0].data<float>()[k]);
+  }
+
+  // A damaged cache is a clear error, not a crash.
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 5);
+  try {
+    cached.collect(2);
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::data_loss);
+    EXPECT_NE(std::string(error.what()).find("delete it"), std::string::npos);
+  }
+  std::ofstream(path, std::ios::binary) << "not a cache at all";
+  EXPECT_THROW(cached.collect(3), Error);
+  std::filesystem::remove_all(directory);
 }
 
 TEST(Dataset, FromGeneratorRunsAFreshGeneratorEachPass) {

@@ -76,14 +76,6 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
   }
 }
 
-Tensor& CompiledStep::labels(const Shape& sample_shape, DType dtype) {
-  Shape shape = sample_shape.with_leading(batch_size());
-  if (labels_.empty() || labels_.shape() != shape || labels_.dtype() != dtype) {
-    labels_ = Tensor(shape, dtype);
-  }
-  return labels_;
-}
-
 void CompiledStep::forward(bool training) {
   for (size_t i = 0; i < steps_.size(); ++i) {
     steps_[i]->forward(activations_[i], activations_[i + 1], training);

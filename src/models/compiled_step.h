@@ -24,8 +24,6 @@ class CompiledStep {
   int64_t batch_size() const { return input_.shape()[0]; }
   /// Fill with a batch before forward().
   Tensor& input() { return input_; }
-  /// A buffer for this batch's labels (one sample shaped `sample_shape`), made on first use.
-  Tensor& labels(const Shape& sample_shape, DType dtype);
   /// The model's output after forward().
   const Tensor& output() const { return activations_.back(); }
   void forward(bool training);
@@ -48,7 +46,6 @@ class CompiledStep {
   MemoryPlan plan_;
   std::shared_ptr<std::byte> arena_;
   Tensor input_;
-  Tensor labels_;
   std::vector<Tensor> activations_;  // activations_[i + 1] is step i's output; [0] the input
   std::vector<Tensor> gradients_;    // gradients_[i] is the gradient of activations_[i]
   std::vector<Tensor> weight_gradients_;

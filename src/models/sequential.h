@@ -86,10 +86,10 @@ class Sequential {
   std::vector<std::unique_ptr<metrics::Metric>> make_metrics(const Tensor& y) const;
   /// Throws, naming `action` and the fix, unless compile() was called.
   void require_compiled(const std::string& action) const;
-  /// One optimizer step on the batch (x, y), adding to the running loss and metrics (made on
-  /// first use).
-  void train_batch(const Tensor& x, const Tensor& y, metrics::Metric& loss_tracker,
-                   std::vector<std::unique_ptr<metrics::Metric>>& metrics);
+  /// The batch (x, y) through the model, with an optimizer step when `training`, adding to
+  /// the running loss and metrics (made on first use).
+  void run_batch(const Tensor& x, const Tensor& y, bool training, metrics::Metric& loss_tracker,
+                 std::vector<std::unique_ptr<metrics::Metric>>& metrics);
 
   std::string name_;
   std::vector<std::shared_ptr<Layer>> layers_;

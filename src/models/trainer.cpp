@@ -77,20 +77,24 @@ void Sequential::require_compiled(const std::string& action) const {
                                             ": call compile(optimizer, loss, metrics)");
 }
 
-void Sequential::train_batch(const Tensor& x, const Tensor& y, metrics::Metric& loss_tracker,
-                             std::vector<std::unique_ptr<metrics::Metric>>& metrics) {
-  int64_t count = x.shape()[0];
+void Sequential::run_batch(const Tensor& x, const Tensor& y, bool training,
+                           metrics::Metric& loss_tracker,
+                           std::vector<std::unique_ptr<metrics::Metric>>& metrics) {
+  const int64_t count = x.shape()[0];
   loss_->validate_targets(y, output_shape(1));
   if (metrics.empty()) metrics = make_metrics(y);
-  CompiledStep& step = compiled_step(count, true);
-  Tensor& labels = step.labels(y.shape().without_batch(), y.dtype());
+  CompiledStep& step = compiled_step(count, training);
   copy_into(x, step.input());
-  copy_into(y, labels);
-  step.forward(true);
-  double loss_sum = step.backward(*loss_, labels, double(count));
-  optimizer_->apply_gradients(step.weight_gradients());
+  step.forward(training);
+  double loss_sum = 0;
+  if (training) {
+    loss_sum = step.backward(*loss_, y, double(count));
+    optimizer_->apply_gradients(step.weight_gradients());
+  } else {
+    loss_sum = step.compute_loss(*loss_, y, double(count), nullptr);
+  }
   loss_tracker.add(loss_sum, double(count));
-  for (auto& metric : metrics) metric->update_state(labels, step.output());
+  for (auto& metric : metrics) metric->update_state(y, step.output());
 }
 
 std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const Tensor& y) {
@@ -98,7 +102,7 @@ std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const 
   check_inputs(*this, x, &y);
   metrics::Mean loss_tracker("loss");
   std::vector<std::unique_ptr<metrics::Metric>> metrics;
-  train_batch(x, y, loss_tracker, metrics);
+  run_batch(x, y, true, loss_tracker, metrics);
   Logs logs = collect_logs(loss_tracker, metrics);
   return std::map<std::string, double>(logs.begin(), logs.end());
 }
@@ -146,7 +150,7 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
       waiting += seconds_since(wait_start);
       if (!batch) break;
       auto [x, y] = features_and_labels(*this, *batch);
-      train_batch(x, y, loss_tracker, metrics);
+      run_batch(x, y, true, loss_tracker, metrics);
       bar.update(++steps, collect_logs(loss_tracker, metrics));
     }
     check_argument(steps > 0, "the training dataset produced no batches in epoch " +
@@ -192,14 +196,7 @@ std::map<std::string, double> Sequential::evaluate(const data::Dataset& dataset,
   auto iterator = dataset.iterate();
   while (auto batch = iterator->next()) {
     auto [x, y] = features_and_labels(*this, *batch);
-    loss_->validate_targets(y, output_shape(1));
-    if (metrics.empty()) metrics = make_metrics(y);
-    CompiledStep& step = compiled_step(x.shape()[0], false);
-    copy_into(x, step.input());
-    step.forward(false);
-    loss_tracker.add(step.compute_loss(*loss_, y, double(x.shape()[0]), nullptr),
-                     double(x.shape()[0]));
-    for (auto& metric : metrics) metric->update_state(y, step.output());
+    run_batch(x, y, false, loss_tracker, metrics);
     bar.update(++steps, collect_logs(loss_tracker, metrics));
   }
   check_argument(steps > 0, "the evaluation dataset produced no batches: it is empty");

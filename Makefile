@@ -53,6 +53,7 @@ fixtures:
 	scripts/install-python-references.sh
 	python3 tools/make_torch_fixtures.py
 	python3 tools/make_keras_fixtures.py
+	python3 tools/make_image_fixtures.py
 
 clean:
 	rm -rf $(BUILD_DIR) $(BUILD_DIR)-asan $(BUILD_DIR)-tsan

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/fashion_mnist.h"
+#include "datasets/mnist.h"
 #include "datasets/idx.h"
 #include "models/seed_cnn.h"
 

@@ -67,8 +67,10 @@ class Dataset {
 
   // Transformations, with tf.data's meaning.
   /// fn(element) -> element; with num_parallel_calls > 1 (or AUTOTUNE) on background threads,
-  /// in the input's order.
-  Dataset map(std::function<Element(const Element&)> fn, int64_t num_parallel_calls = 1) const;
+  /// in the input's order. What fn returns is not known without running it: give its
+  /// `output_spec`, or the element spec is empty (unknown).
+  Dataset map(std::function<Element(const Element&)> fn, int64_t num_parallel_calls = 1,
+              std::vector<TensorSpec> output_spec = {}) const;
   Dataset filter(std::function<bool(const Element&)> predicate) const;
   /// A buffer of `buffer_size` elements drawn from at random. Without a seed the order differs
   /// run to run; with reshuffle_each_iteration each pass draws a new order.

@@ -192,7 +192,8 @@ class ParallelMapIterator : public Iterator {
 
 }  // namespace
 
-Dataset Dataset::map(std::function<Element(const Element&)> fn, int64_t num_parallel_calls) const {
+Dataset Dataset::map(std::function<Element(const Element&)> fn, int64_t num_parallel_calls,
+                     std::vector<TensorSpec> output_spec) const {
   check_argument(num_parallel_calls >= 1 || num_parallel_calls == AUTOTUNE,
                  "map needs num_parallel_calls >= 1 or AUTOTUNE, got " + std::to_string(num_parallel_calls));
   bool autotune = num_parallel_calls == AUTOTUNE;
@@ -209,8 +210,7 @@ Dataset Dataset::map(std::function<Element(const Element&)> fn, int64_t num_para
       return fn(*element);
     });
   };
-  // What fn returns is not known without running it: the element spec is empty (unknown).
-  return Dataset(std::make_shared<Unary>(impl_, iterate, cardinality(), std::vector<TensorSpec>{}));
+  return Dataset(std::make_shared<Unary>(impl_, iterate, cardinality(), std::move(output_spec)));
 }
 
 Dataset Dataset::prefetch(int64_t buffer_size) const {

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "datasets/fashion_mnist.h"
+#include "datasets/mnist.h"
 #include "datasets/idx.h"
 
 namespace tenfold::datasets {
@@ -104,8 +104,30 @@ TEST_F(IdxFiles, ImageAndLabelCountsMustAgree) {
     FAIL();
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::not_found);
-    EXPECT_NE(std::string(error.what()).find("put the four IDX files"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("nowhere does not exist"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("t10k-labels-idx1-ubyte"), std::string::npos);
   }
+  write("train-labels-idx1-ubyte", idx({3}, 3));
+  std::filesystem::remove(directory_ / "t10k-labels-idx1-ubyte");
+  try {
+    load_idx_directory(directory_.string());
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("no t10k-labels-idx1-ubyte(.gz)"), std::string::npos);
+  }
+}
+
+TEST(Mnist, DefaultDirectoryFollowsTheEnvironmentAndNamesItWhenEmpty) {
+  ::setenv("TENFOLD_DATASETS", "/nonexistent/datasets", 1);
+  EXPECT_EQ(mnist::default_directory(), "/nonexistent/datasets/mnist");
+  try {
+    mnist::load_data();
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("/nonexistent/datasets/mnist does not exist"),
+              std::string::npos);
+  }
+  ::unsetenv("TENFOLD_DATASETS");
 }
 
 TEST(FashionMnist, LoadsThePackagedDataSet) {
@@ -120,6 +142,21 @@ TEST(FashionMnist, LoadsThePackagedDataSet) {
   EXPECT_EQ(images.shape(), (Shape{10000, 28, 28, 1}));
   float max = *std::max_element(images.values<float>().begin(), images.values<float>().end());
   EXPECT_FLOAT_EQ(max, 1.0f);
+}
+
+TEST(FashionMnist, AsDatasetsOfTheRecipesSlices) {
+  auto data = fashion_mnist::load_data();
+  auto datasets = fashion_mnist::load_datasets();
+  EXPECT_EQ(datasets.train.cardinality(), 60000);
+  EXPECT_EQ(datasets.test.cardinality(), 10000);
+  std::vector<data::TensorSpec> spec = {{{28, 28, 1}, DType::float32}, {{}, DType::int32}};
+  EXPECT_EQ(datasets.train.element_spec(), spec);
+  auto first = datasets.test.iterate()->next();
+  ASSERT_TRUE(first);
+  EXPECT_EQ((*first)[1].data<int32_t>()[0], data.test.labels.data<uint8_t>()[0]);
+  for (int i = 0; i < 28 * 28; ++i) {
+    ASSERT_FLOAT_EQ((*first)[0].data<float>()[i], data.test.images.data<uint8_t>()[i] / 255.0f);
+  }
 }
 
 }  // namespace

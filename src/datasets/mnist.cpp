@@ -1,5 +1,6 @@
-#include "datasets/fashion_mnist.h"
+#include "datasets/mnist.h"
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/error.h"
@@ -46,13 +47,49 @@ Split load_split(const std::string& directory, const std::string& prefix) {
 }  // namespace
 
 ImageClassificationData load_idx_directory(const std::string& directory) {
+  if (!std::filesystem::is_directory(directory)) {
+    throw Error(ErrorCode::not_found,
+                "data directory " + directory + " does not exist; create it and put the data "
+                "set's four IDX files there: train-images-idx3-ubyte, train-labels-idx1-ubyte, "
+                "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (each raw or .gz)");
+  }
   return {load_split(directory, "train"), load_split(directory, "t10k")};
 }
+
+data::Dataset to_dataset(const Split& split) {
+  return data::Dataset::from_tensor_slices(
+      {images_to_float(split.images, 1.0f / 255.0f), labels_to_int32(split.labels)});
+}
+
+namespace {
+ImageClassificationDatasets to_datasets(const ImageClassificationData& data) {
+  return {to_dataset(data.train), to_dataset(data.test)};
+}
+}  // namespace
 
 namespace fashion_mnist {
 ImageClassificationData load_data(const std::string& directory) {
   return load_idx_directory(directory);
 }
+ImageClassificationDatasets load_datasets(const std::string& directory) {
+  return to_datasets(load_data(directory));
+}
 }  // namespace fashion_mnist
+
+namespace mnist {
+std::string default_directory() {
+  if (const char* root = std::getenv("TENFOLD_DATASETS")) {
+    return (std::filesystem::path(root) / "mnist").string();
+  }
+  const char* home = std::getenv("HOME");
+  return (std::filesystem::path(home ? home : ".") / ".tenfold" / "datasets" / "mnist").string();
+}
+ImageClassificationData load_data(const std::string& directory) {
+  return load_idx_directory(directory);
+}
+ImageClassificationDatasets load_datasets(const std::string& directory) {
+  return to_datasets(load_data(directory));
+}
+}  // namespace mnist
 
 }  // namespace tenfold::datasets

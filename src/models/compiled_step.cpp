@@ -67,12 +67,25 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
   for (size_t out = 1; out <= size_t(count); ++out) {
     gradients_[out] = arena_view(gradient_id[out], shapes[out]);
   }
+  // All weight gradients in one buffer, each 64-byte aligned: replicas and workers sum them
+  // as one flat array (one fused all-reduce).
+  std::vector<Shape> gradient_shapes;
   for (const auto& covered : step_layers) {
-    weight_gradients_begin_.push_back(weight_gradients_.size());
+    weight_gradients_begin_.push_back(gradient_shapes.size());
     for (Layer* layer : covered) {
-      for (Variable* weight : layer->weights()) weight_gradients_.emplace_back(weight->value().shape());
+      for (Variable* weight : layer->weights()) gradient_shapes.push_back(weight->value().shape());
     }
-    weight_gradients_count_.push_back(weight_gradients_.size() - weight_gradients_begin_.back());
+    weight_gradients_count_.push_back(gradient_shapes.size() - weight_gradients_begin_.back());
+  }
+  constexpr int64_t alignment = 64 / sizeof(float);
+  auto padded = [](int64_t n) { return (n + alignment - 1) / alignment * alignment; };
+  int64_t total = 0;
+  for (const Shape& shape : gradient_shapes) total += padded(shape.num_elements());
+  weight_gradient_buffer_ = Tensor(Shape{total});
+  int64_t offset = 0;
+  for (const Shape& shape : gradient_shapes) {
+    weight_gradients_.push_back(Tensor::view(weight_gradient_buffer_.data<float>() + offset, shape));
+    offset += padded(shape.num_elements());
   }
 }
 

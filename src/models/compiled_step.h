@@ -36,6 +36,8 @@ class CompiledStep {
   double backward(const losses::Loss& loss, const Tensor& y_true, double mean_over);
   /// One per weight of the layers, in order, in the weights' native layouts.
   std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
+  /// All of them as one flat array (with zero padding between them).
+  Tensor& weight_gradient_buffer() { return weight_gradient_buffer_; }
   /// Bytes of the activation and gradient arena, and what it would be without reuse.
   size_t arena_bytes() const { return plan_.total_bytes(); }
   size_t unshared_bytes() const { return plan_.unshared_bytes(); }
@@ -48,7 +50,8 @@ class CompiledStep {
   Tensor input_;
   std::vector<Tensor> activations_;  // activations_[i + 1] is step i's output; [0] the input
   std::vector<Tensor> gradients_;    // gradients_[i] is the gradient of activations_[i]
-  std::vector<Tensor> weight_gradients_;
+  Tensor weight_gradient_buffer_;
+  std::vector<Tensor> weight_gradients_;  // views into weight_gradient_buffer_
 };
 
 }  // namespace tenfold::models

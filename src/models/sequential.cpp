@@ -27,7 +27,9 @@ std::string with_thousands(int64_t value) {
 }  // namespace
 
 Sequential::Sequential(std::vector<std::shared_ptr<Layer>> layers, const std::string& name)
-    : name_(name.empty() ? default_model_name() : name) {
+    : name_(name.empty() ? default_model_name() : name),
+      strategy_(distribute::current_strategy()),
+      replica_steps_(1) {
   for (auto& layer : layers) add(std::move(layer));
 }
 
@@ -39,7 +41,7 @@ void Sequential::add(std::shared_ptr<Layer> layer) {
     build(input->sample_shape());
     return;
   }
-  steps_.clear();
+  for (auto& steps : replica_steps_) steps.clear();
   layers_.push_back(std::move(layer));
   if (input_shape_) {
     Shape shape = input_shape_->with_leading(1);
@@ -68,6 +70,9 @@ void Sequential::compile(std::shared_ptr<optimizers::Optimizer> optimizer,
   loss_ = std::move(loss);
   metric_names_ = std::move(metrics);
   optimizer_->build(weights());
+  strategy_ = distribute::current_strategy();
+  replica_steps_.clear();
+  replica_steps_.resize(size_t(strategy_->num_local_replicas()));
 }
 
 void Sequential::compile(const std::string& optimizer, const std::string& loss,
@@ -106,8 +111,8 @@ Shape Sequential::output_shape(int64_t batch) const {
   return shape;
 }
 
-CompiledStep& Sequential::compiled_step(int64_t batch, bool training) {
-  auto& step = steps_[{batch, training}];
+CompiledStep& Sequential::replica_step(int replica, int64_t batch, bool training) {
+  auto& step = replica_steps_.at(size_t(replica))[{batch, training}];
   if (!step) {
     step = std::make_unique<CompiledStep>(layers(), input_shape().with_leading(batch), training);
   }

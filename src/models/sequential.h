@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "distribute/strategy.h"
 #include "layers/layer.h"
 #include "losses/loss.h"
 #include "metrics/metric.h"
@@ -43,7 +44,8 @@ class Sequential {
   void build(const Shape& sample_shape);
   bool built() const { return input_shape_.has_value(); }
 
-  /// Pairs the model with an optimizer, a loss and metric names (Keras' compile).
+  /// Pairs the model with an optimizer, a loss and metric names (Keras' compile). The model
+  /// trains with the strategy of the scope it is compiled in (see distribute/strategy.h).
   void compile(std::shared_ptr<optimizers::Optimizer> optimizer,
                std::shared_ptr<losses::Loss> loss, std::vector<std::string> metrics = {});
   void compile(const std::string& optimizer, const std::string& loss,
@@ -80,16 +82,30 @@ class Sequential {
   losses::Loss* loss() const { return loss_.get(); }
 
   /// The step compiled for this batch size (cached; compiled on first use).
-  CompiledStep& compiled_step(int64_t batch, bool training);
+  CompiledStep& compiled_step(int64_t batch, bool training) { return replica_step(0, batch, training); }
+  /// The same for one local replica of the strategy.
+  CompiledStep& replica_step(int replica, int64_t batch, bool training);
+  /// The strategy it was compiled with (the default one-device strategy before compile).
+  distribute::Strategy& strategy() const { return *strategy_; }
 
  private:
   std::vector<std::unique_ptr<metrics::Metric>> make_metrics(const Tensor& y) const;
   /// Throws, naming `action` and the fix, unless compile() was called.
   void require_compiled(const std::string& action) const;
   /// The batch (x, y) through the model, with an optimizer step when `training`, adding to
-  /// the running loss and metrics (made on first use).
+  /// the running loss and metrics (made on first use). The batch is split over the strategy's
+  /// local replicas; in training, over every worker's replicas, with gradients and metrics
+  /// summed across workers.
   void run_batch(const Tensor& x, const Tensor& y, bool training, metrics::Metric& loss_tracker,
                  std::vector<std::unique_ptr<metrics::Metric>>& metrics);
+  /// Adds this worker's step results to the trackers, summed over all workers first; checks
+  /// that all workers ran the same global batch.
+  void add_global_results(const Tensor& y, double loss_sum, double count,
+                          metrics::Metric& loss_tracker,
+                          std::vector<std::unique_ptr<metrics::Metric>>& metrics,
+                          const std::vector<std::pair<double, double>>& metrics_before);
+  /// Warns once when a multi-replica strategy exists but this model was compiled outside it.
+  void warn_if_outside_scope();
 
   std::string name_;
   std::vector<std::shared_ptr<Layer>> layers_;
@@ -97,7 +113,10 @@ class Sequential {
   std::shared_ptr<optimizers::Optimizer> optimizer_;
   std::shared_ptr<losses::Loss> loss_;
   std::vector<std::string> metric_names_;
-  std::map<std::pair<int64_t, bool>, std::unique_ptr<CompiledStep>> steps_;
+  std::shared_ptr<distribute::Strategy> strategy_;
+  bool warned_outside_scope_ = false;
+  // Per local replica: its compiled steps by (batch, training).
+  std::vector<std::map<std::pair<int64_t, bool>, std::unique_ptr<CompiledStep>>> replica_steps_;
 };
 
 }  // namespace tenfold::models

@@ -1,5 +1,6 @@
 // The training loop of Sequential: fit, evaluate, predict (Keras' Trainer). Arrays are fed
 // through the same path as Datasets: from_tensor_slices, shuffle, batch.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -77,24 +78,137 @@ void Sequential::require_compiled(const std::string& action) const {
                                             ": call compile(optimizer, loss, metrics)");
 }
 
+namespace {
+
+/// Rows [begin, end) of part `part` when `count` rows are split into `parts` parts as evenly as
+/// they go (the first count % parts parts get one more).
+std::pair<int64_t, int64_t> split_rows(int64_t count, int64_t parts, int64_t part) {
+  int64_t base = count / parts, extra = count % parts;
+  int64_t begin = part * base + std::min(part, extra);
+  return {begin, begin + base + (part < extra ? 1 : 0)};
+}
+
+/// A checksum of a batch's labels: every worker must be running the same global batch.
+double batch_fingerprint(const Tensor& y) {
+  uint32_t hash = 2166136261u;  // FNV-1a
+  const auto* bytes = static_cast<const uint8_t*>(y.raw_data());
+  for (size_t i = 0; i < y.num_bytes(); ++i) hash = (hash ^ bytes[i]) * 16777619u;
+  return double(hash & 0xfffff);  // 20 bits: sums of squares stay exact in doubles
+}
+
+}  // namespace
+
 void Sequential::run_batch(const Tensor& x, const Tensor& y, bool training,
                            metrics::Metric& loss_tracker,
                            std::vector<std::unique_ptr<metrics::Metric>>& metrics) {
-  const int64_t count = x.shape()[0];
+  const int64_t global = x.shape()[0];
   loss_->validate_targets(y, output_shape(1));
   if (metrics.empty()) metrics = make_metrics(y);
-  CompiledStep& step = compiled_step(count, training);
-  copy_into(x, step.input());
-  step.forward(training);
-  double loss_sum = 0;
+  distribute::Strategy& strategy = *strategy_;
+  const int local = strategy.num_local_replicas();
+  // Training splits the global batch over every replica of every worker; evaluation splits it
+  // over this worker's replicas only (each worker evaluates all of it: no collectives).
+  const bool across_workers = training && strategy.num_workers() > 1;
+  const int64_t parts = across_workers ? int64_t(local) * strategy.num_workers() : local;
+  const int64_t first_part = across_workers ? int64_t(strategy.communicator().rank()) * local : 0;
+
+  std::vector<std::pair<int64_t, int64_t>> rows(static_cast<size_t>(local));
+  std::vector<CompiledStep*> steps(static_cast<size_t>(local));
+  std::vector<double> loss_sums(static_cast<size_t>(local), 0.0);
+  strategy.run_on_replicas([&](int replica) {
+    auto [begin, end] = rows[size_t(replica)] = split_rows(global, parts, first_part + replica);
+    if (begin == end) {
+      // No rows for this replica (a batch smaller than the replicas): it adds zero gradients.
+      CompiledStep& idle = replica_step(replica, 1, training);
+      if (training) std::memset(idle.weight_gradient_buffer().raw_data(), 0, idle.weight_gradient_buffer().num_bytes());
+      steps[size_t(replica)] = &idle;
+      return;
+    }
+    CompiledStep& step = replica_step(replica, end - begin, training);
+    steps[size_t(replica)] = &step;
+    copy_into(x.slice_batch(begin, end), step.input());
+    step.forward(training);
+    Tensor y_rows = y.slice_batch(begin, end);
+    // The loss of each replica is scaled by 1 / global batch: the sum over replicas and
+    // workers is then the gradient of the global batch's mean loss.
+    loss_sums[size_t(replica)] = training ? step.backward(*loss_, y_rows, double(global))
+                                          : step.compute_loss(*loss_, y_rows, double(global), nullptr);
+  });
+
   if (training) {
-    loss_sum = step.backward(*loss_, y, double(count));
-    optimizer_->apply_gradients(step.weight_gradients());
-  } else {
-    loss_sum = step.compute_loss(*loss_, y, double(count), nullptr);
+    Tensor& sum = steps[0]->weight_gradient_buffer();
+    const int64_t n = sum.num_elements();
+    if (local > 1) {
+      // Each replica's thread sums one slice of the buffer over all replicas, in replica order.
+      strategy.run_on_replicas([&](int replica) {
+        auto [begin, end] = split_rows(n, local, replica);
+        float* target = sum.data<float>();
+        for (int other = 1; other < local; ++other) {
+          const float* source = steps[size_t(other)]->weight_gradient_buffer().data<float>();
+          for (int64_t i = begin; i < end; ++i) target[i] += source[i];
+        }
+      });
+    }
+    strategy.communicator().allreduce_sum(sum.data<float>(), n);
+    optimizer_->apply_gradients(steps[0]->weight_gradients());
   }
-  loss_tracker.add(loss_sum, double(count));
-  for (auto& metric : metrics) metric->update_state(y, step.output());
+
+  std::vector<std::pair<double, double>> metrics_before;
+  for (const auto& metric : metrics) metrics_before.emplace_back(metric->total(), metric->count());
+  double loss_sum = 0, count = 0;
+  for (int replica = 0; replica < local; ++replica) {
+    auto [begin, end] = rows[size_t(replica)];
+    if (begin == end) continue;
+    loss_sum += loss_sums[size_t(replica)];
+    count += double(end - begin);
+    Tensor y_rows = y.slice_batch(begin, end);
+    for (auto& metric : metrics) metric->update_state(y_rows, steps[size_t(replica)]->output());
+  }
+  if (!across_workers) {
+    loss_tracker.add(loss_sum, count);
+    return;
+  }
+  add_global_results(y, loss_sum, count, loss_tracker, metrics, metrics_before);
+}
+
+void Sequential::add_global_results(const Tensor& y, double loss_sum, double count,
+                                    metrics::Metric& loss_tracker,
+                                    std::vector<std::unique_ptr<metrics::Metric>>& metrics,
+                                    const std::vector<std::pair<double, double>>& metrics_before) {
+  // One small all-reduce: loss and sample count, each metric's increments, and the batch's
+  // fingerprint and its square (all workers ran the same batch iff W * sum(f^2) == sum(f)^2).
+  double fingerprint = batch_fingerprint(y);
+  std::vector<double> sums = {loss_sum, count, fingerprint, fingerprint * fingerprint};
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    sums.push_back(metrics[i]->total() - metrics_before[i].first);
+    sums.push_back(metrics[i]->count() - metrics_before[i].second);
+  }
+  distribute::Communicator& communicator = strategy_->communicator();
+  communicator.allreduce_sum(sums.data(), int64_t(sums.size()));
+  if (double(communicator.size()) * sums[3] != sums[2] * sums[2]) {
+    throw Error(ErrorCode::invalid_argument,
+                "the workers trained on different batches in the same step: every worker must "
+                "read the same global batches in the same order. Give the dataset's shuffle a "
+                "seed (shuffle(buffer_size, seed)); each worker then takes its own slice of "
+                "each global batch");
+  }
+  loss_tracker.add(sums[0], sums[1]);
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    metrics[i]->reset_state();
+    metrics[i]->add(metrics_before[i].first + sums[4 + 2 * i], metrics_before[i].second + sums[5 + 2 * i]);
+  }
+}
+
+void Sequential::warn_if_outside_scope() {
+  if (warned_outside_scope_ || strategy_->num_replicas_in_sync() > 1) return;
+  auto live = distribute::live_multi_replica_strategy();
+  if (!live) return;
+  warned_outside_scope_ = true;
+  std::fprintf(stderr,
+               "WARNING: model '%s' was built outside strategy.scope(): training on 1 of %d "
+               "devices; build and compile it inside the scope (auto scope = "
+               "strategy->scope();) to train on all of them.\n",
+               name_.c_str(), live->num_replicas_in_sync());
 }
 
 std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const Tensor& y) {
@@ -130,6 +244,9 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
     validation = batched(options.validation_data->first, options.validation_data->second,
                          options.batch_size);
   }
+  warn_if_outside_scope();
+  // Worker 0 alone reports; the others train in step with it.
+  const int verbose = strategy_->is_chief() ? options.verbose : 0;
   metrics::Mean loss_tracker("loss");
   std::vector<std::unique_ptr<metrics::Metric>> metrics;  // made from the first labels seen
   bool warned_input_bound = false;
@@ -138,8 +255,8 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
     loss_tracker.reset_state();
     for (auto& metric : metrics) metric->reset_state();
-    if (options.verbose > 0) std::printf("Epoch %d/%d\n", epoch + 1, options.epochs);
-    ProgressBar bar(dataset.cardinality(), options.verbose);
+    if (verbose > 0) std::printf("Epoch %d/%d\n", epoch + 1, options.epochs);
+    ProgressBar bar(dataset.cardinality(), verbose);
     Clock::time_point epoch_start = Clock::now();
     double waiting = 0;
     int64_t steps = 0;
@@ -157,7 +274,7 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
                                   std::to_string(epoch + 1) +
                                   ": it is empty (check its source, take, skip, filter, shard)");
     double elapsed = seconds_since(epoch_start);
-    if (!warned_input_bound && waiting > input_bound_share * elapsed) {
+    if (strategy_->is_chief() && !warned_input_bound && waiting > input_bound_share * elapsed) {
       std::fprintf(stderr,
                    "WARNING: training waited for input %.0f%% of epoch %d (%.2f s of %.2f s): "
                    "the input pipeline is the bottleneck. Add .prefetch(AUTOTUNE) at its end, "

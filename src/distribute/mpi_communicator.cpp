@@ -1,0 +1,148 @@
+#include "distribute/mpi_communicator.h"
+
+// The C API only: OpenMPI's deprecated C++ bindings would need another library.
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "core/error.h"
+
+namespace tenfold::distribute {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int arrival_tag_base = 1000;
+constexpr int arrival_tags = 16384;
+// Large sums go in buckets: MPI counts are ints, and buckets bound the temporary memory.
+constexpr int64_t bucket_elements = int64_t(1) << 22;
+
+class MpiCommunicator : public Communicator {
+ public:
+  explicit MpiCommunicator(double timeout_seconds) : timeout_(timeout_seconds) {
+    int provided = 0;
+    // Only the main thread calls MPI; replicas' threads never do.
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    char name[64] = {};
+    std::snprintf(name, sizeof name, "%s", host_name().c_str());
+    std::vector<char> names(size_t(size_) * sizeof name);
+    MPI_Allgather(name, sizeof name, MPI_CHAR, names.data(), sizeof name, MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < size_; ++r) hosts_.emplace_back(names.data() + size_t(r) * sizeof name);
+  }
+  ~MpiCommunicator() override { MPI_Finalize(); }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const std::vector<std::string>& hosts() const override { return hosts_; }
+  void allreduce_sum(float* values, int64_t count) override { allreduce(values, count, MPI_FLOAT); }
+  void allreduce_sum(double* values, int64_t count) override { allreduce(values, count, MPI_DOUBLE); }
+
+ private:
+  template <typename T>
+  void allreduce(T* values, int64_t count, MPI_Datatype type) {
+    for (int64_t begin = 0; begin < count || begin == 0; begin += bucket_elements) {
+      int n = int(std::min(bucket_elements, count - begin));
+      announce_arrival();
+      MPI_Request request;
+      MPI_Iallreduce(MPI_IN_PLACE, values + begin, n, type, MPI_SUM, MPI_COMM_WORLD, &request);
+      wait_or_abort(request);
+      if (count == 0) break;
+    }
+  }
+
+  /// Tells every other worker this one has reached collective number sequence_, and listens
+  /// for theirs.
+  void announce_arrival() {
+    ++sequence_;
+    int tag = arrival_tag_base + int(sequence_ % arrival_tags);
+    arrivals_.assign(size_t(size_), 0);
+    requests_.clear();
+    for (int peer = 0; peer < size_; ++peer) {
+      if (peer == rank_) continue;
+      requests_.emplace_back();
+      MPI_Irecv(&arrivals_[size_t(peer)], 1, MPI_INT, peer, tag, MPI_COMM_WORLD, &requests_.back());
+      requests_.emplace_back();
+      MPI_Isend(&one_, 1, MPI_INT, peer, tag, MPI_COMM_WORLD, &requests_.back());
+    }
+  }
+
+  void wait_or_abort(MPI_Request& request) {
+    Clock::time_point deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_));
+    int done = 0;
+    for (int polls = 0;; ++polls) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+      if ((polls & 1023) == 0 && Clock::now() > deadline) abort_naming_missing();
+      if (polls > 4096) std::this_thread::yield();  // a long wait: leave the core to others
+    }
+    MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+  }
+
+  [[noreturn]] void abort_naming_missing() {
+    std::string missing;
+    for (int peer = 0; peer < size_; ++peer) {
+      if (peer == rank_) continue;
+      // Receives are requests_[0], [2], ... in peer order (sends in between).
+      size_t index = 2 * size_t(peer < rank_ ? peer : peer - 1);
+      int arrived = 0;
+      MPI_Test(&requests_[index], &arrived, MPI_STATUS_IGNORE);
+      if (!arrived) {
+        missing += (missing.empty() ? "" : ", ") + std::string("rank ") + std::to_string(peer) +
+                   " on host " + hosts_[size_t(peer)];
+      }
+    }
+    if (missing.empty()) missing = "none missing: the collective itself is stuck";
+    std::fprintf(stderr,
+                 "tenfold: deadline exceeded: worker rank %d waited %.0f s in all-reduce #%llu; "
+                 "never arrived: %s. That worker stopped, hung or is far slower; ending the whole "
+                 "job (raise the limit with TENFOLD_COLLECTIVE_TIMEOUT=seconds).\n",
+                 rank_, timeout_, static_cast<unsigned long long>(sequence_), missing.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    std::abort();
+  }
+
+  double timeout_;
+  int rank_ = 0, size_ = 1;
+  std::vector<std::string> hosts_;
+  uint64_t sequence_ = 0;
+  int one_ = 1;
+  std::vector<int> arrivals_;
+  std::vector<MPI_Request> requests_;
+};
+
+}  // namespace
+
+bool launched_by_mpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr ||
+         std::getenv("SLURM_PROCID") != nullptr;
+}
+
+std::shared_ptr<Communicator> mpi_world(double collective_timeout_seconds) {
+  static std::weak_ptr<Communicator> world;
+  static bool finalized = false;
+  if (auto existing = world.lock()) return existing;
+  if (finalized) {
+    throw Error(ErrorCode::internal, "MPI was already finalised in this process; keep one "
+                                     "multi-worker strategy alive for the whole job");
+  }
+  std::shared_ptr<Communicator> created(new MpiCommunicator(collective_timeout_seconds),
+                                        [](Communicator* c) {
+                                          finalized = true;
+                                          delete c;
+                                        });
+  world = created;
+  return created;
+}
+
+}  // namespace tenfold::distribute

@@ -1,0 +1,210 @@
+// Strategies in one process: N local replicas train to the weights of one replica on the same
+// global batches; devices, device threads, scopes, and the cluster resolver's addresses.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "datasets/mnist.h"
+#include "distribute/cluster_resolver.h"
+#include "distribute/strategy.h"
+#include "models/seed_cnn.h"
+#include "support/check.h"
+
+namespace tenfold::distribute {
+namespace {
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+struct Trained {
+  std::vector<Tensor> weights;
+  models::History history;
+};
+
+/// The recipe's model trained for 5 steps (batches of 64, 64, 64, 64, 3: the last smaller than
+/// 8 replicas) on Fashion-MNIST, under `strategy`.
+Trained train_five_steps(const std::shared_ptr<Strategy>& strategy) {
+  static const datasets::Split data = [] {
+    auto all = datasets::fashion_mnist::load_data().train;
+    return datasets::Split{all.images.slice_batch(0, 259).clone(), all.labels.slice_batch(0, 259).clone()};
+  }();
+  set_random_seed(21);
+  std::unique_ptr<models::Sequential> model;
+  {
+    auto scope = strategy->scope();
+    model = models::seed_cnn();
+    model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  }
+  EXPECT_EQ(&model->strategy(), strategy.get());
+  models::FitOptions options;
+  options.verbose = 0;
+  Trained trained;
+  trained.history = model->fit(datasets::to_dataset(data).batch(64), options);
+  for (Variable* weight : model->weights()) trained.weights.push_back(weight->read());
+  return trained;
+}
+
+TEST(MirroredStrategy, ReplicasTrainToTheWeightsOfOne) {
+  Trained one = train_five_steps(Strategy::one_device());
+  for (int replicas : {1, 2, 4, 8}) {
+    SCOPED_TRACE(std::to_string(replicas) + " replicas");
+    auto strategy = Strategy::mirrored(split_cpu(replicas));
+    EXPECT_EQ(strategy->num_replicas_in_sync(), replicas);
+    Trained many = train_five_steps(strategy);
+    for (size_t i = 0; i < one.weights.size(); ++i) {
+      EXPECT_TRUE(testing::all_close(many.weights[i], one.weights[i], 1e-5, 1e-7)) << "weight " << i;
+    }
+    for (const char* key : {"loss", "accuracy"}) {
+      EXPECT_NEAR(many.history.history.at(key)[0], one.history.history.at(key)[0],
+                  1e-5 * std::abs(one.history.history.at(key)[0]))
+          << key;
+    }
+  }
+}
+
+TEST(MirroredStrategy, ModelCompiledOutsideTheScopeIsReportedAtFit) {
+  auto strategy = Strategy::mirrored(split_cpu(2));
+  set_random_seed(1);
+  auto model = models::seed_cnn();  // outside strategy->scope()
+  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  EXPECT_EQ(model->strategy().num_replicas_in_sync(), 1);
+  Tensor x(Shape{4, 28, 28, 1}), y(Shape{4}, DType::int32);
+  models::FitOptions options;
+  options.verbose = 0;
+  options.batch_size = 4;
+  ::testing::internal::CaptureStderr();
+  model->fit(x, y, options);
+  model->fit(x, y, options);
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(warnings.find("built outside strategy.scope(): training on 1 of 2 devices; build and "
+                          "compile it inside the scope"),
+            std::string::npos)
+      << warnings;
+  EXPECT_EQ(warnings.find("WARNING"), warnings.rfind("WARNING")) << "warned more than once";
+}
+
+TEST(Strategy, ScopesNestAndTheDefaultIsOneDevice) {
+  EXPECT_EQ(current_strategy()->name(), "OneDeviceStrategy");
+  EXPECT_EQ(current_strategy()->num_replicas_in_sync(), 1);
+  auto mirrored = Strategy::mirrored(split_cpu(3));
+  {
+    auto outer = mirrored->scope();
+    EXPECT_EQ(current_strategy(), mirrored);
+    auto single = Strategy::one_device();
+    {
+      auto inner = single->scope();
+      EXPECT_EQ(current_strategy(), single);
+    }
+    EXPECT_EQ(current_strategy(), mirrored);
+  }
+  EXPECT_EQ(current_strategy()->name(), "OneDeviceStrategy");
+  auto local = Strategy::multi_worker(ClusterResolver::local(), split_cpu(2));
+  EXPECT_EQ(local->name(), "MultiWorkerMirroredStrategy");
+  EXPECT_EQ(local->num_replicas_in_sync(), 2);
+  EXPECT_TRUE(local->is_chief());
+}
+
+TEST(Devices, SplitTheCoresAndNameThemAsTensorFlow) {
+  std::vector<int> cores = available_cores();
+  std::vector<Device> devices = split_cpu(int(cores.size()));
+  ASSERT_EQ(devices.size(), cores.size());
+  EXPECT_EQ(devices[0].name(), "/device:CPU:0");
+  for (size_t i = 0; i < devices.size(); ++i) EXPECT_EQ(devices[i].cores, std::vector<int>{cores[i]});
+  std::vector<Device> one = split_cpu(1);
+  EXPECT_EQ(one[0].cores, cores);
+  std::vector<Device> many = split_cpu(8);  // more devices than cores: shared round robin
+  ASSERT_EQ(many.size(), 8u);
+  for (const Device& device : many) EXPECT_EQ(device.cores.size(), 1u);
+  EXPECT_NE(error_of([] { split_cpu(0); }).find("must be >= 1"), std::string::npos);
+  configure_logical_devices(3);
+  EXPECT_EQ(list_logical_devices().size(), 3u);
+  configure_logical_devices(int(cores.size()));
+}
+
+TEST(DeviceThreads, RunEveryDeviceOnItsOwnThreadAndPassErrorsBack) {
+  DeviceThreads threads(split_cpu(4));
+  std::mutex mutex;
+  std::set<std::thread::id> ids;
+  std::vector<int> ran(4, 0);
+  for (int round = 0; round < 3; ++round) {
+    threads.run([&](int device) {
+      std::lock_guard<std::mutex> lock(mutex);
+      ids.insert(std::this_thread::get_id());
+      ++ran[size_t(device)];
+    });
+  }
+  EXPECT_EQ(ids.size(), 4u);
+  EXPECT_EQ(ran, std::vector<int>(4, 3));
+  EXPECT_NE(error_of([&] {
+              threads.run([](int device) {
+                if (device == 2) throw Error(ErrorCode::internal, "replica 2 failed");
+              });
+            }).find("replica 2 failed"),
+            std::string::npos);
+  threads.run([&](int device) { ++ran[size_t(device)]; });  // still serves after an error
+  EXPECT_EQ(ran, std::vector<int>(4, 4));
+}
+
+TEST(ClusterResolver, ParsesWorkerListsAndSlurmNodeLists) {
+  auto resolver = ClusterResolver::from_workers("grpc://10.0.0.1:8470,host-b:8471", 1);
+  ASSERT_EQ(resolver.num_workers(), 2);
+  EXPECT_EQ(resolver.task_index(), 1);
+  EXPECT_EQ(resolver.workers()[0].to_string(), "10.0.0.1:8470");
+  EXPECT_EQ(resolver.workers()[1].host, "host-b");
+  EXPECT_NE(error_of([] { ClusterResolver::from_workers("a:8470,b"); }).find("'b' has no host:port"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { ClusterResolver::from_workers("a:99999"); }).find("not 1..65535"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { ClusterResolver::from_workers(""); }).find("no worker addresses"),
+            std::string::npos);
+  EXPECT_EQ(expand_slurm_nodelist("node[01-03,07],gpu5"),
+            (std::vector<std::string>{"node01", "node02", "node03", "node07", "gpu5"}));
+  EXPECT_EQ(expand_slurm_nodelist("a,b"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_NE(error_of([] {
+              Strategy::multi_worker(ClusterResolver::from_workers("a:1,b:2"));
+            }).find("needs its processes started by mpirun"),
+            std::string::npos);
+}
+
+TEST(ClusterResolver, ConnectNamesTheUnreachableWorkerWithinTheTimeout) {
+  // A listening socket on a free port, and a port nobody listens on.
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  socklen_t length = sizeof address;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  std::string open = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  ClusterResolver::from_workers(open).connect(2);
+
+  std::string closed_port = error_of([&] { ClusterResolver::from_workers(open + ",127.0.0.1:1").connect(2); });
+  EXPECT_NE(closed_port.find("cannot reach worker 127.0.0.1:1 (Connection refused)"), std::string::npos)
+      << closed_port;
+  // An address that never answers (TEST-NET-1 is not routed): the error comes at the timeout.
+  auto start = std::chrono::steady_clock::now();
+  std::string silent = error_of([] { ClusterResolver::from_workers("grpc://192.0.2.1:8470").connect(0.5); });
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(silent.find("cannot reach worker 192.0.2.1:8470"), std::string::npos) << silent;
+  EXPECT_LT(seconds, 3.0);
+  close(listener);
+}
+
+}  // namespace
+}  // namespace tenfold::distribute

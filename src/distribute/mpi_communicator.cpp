@@ -21,6 +21,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int arrival_tag_base = 1000;
 constexpr int arrival_tags = 16384;
+constexpr int ping_tag = 100, pong_tag = 101;
+// How long a worker that timed out waits for the suspects' answers to its ping.
+constexpr double ping_wait_seconds = 2;
 // Large sums go in buckets: MPI counts are ints, and buckets bound the temporary memory.
 constexpr int64_t bucket_elements = int64_t(1) << 22;
 
@@ -76,37 +79,81 @@ class MpiCommunicator : public Communicator {
   }
 
   void wait_or_abort(MPI_Request& request) {
-    Clock::time_point deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_));
+    Clock::time_point deadline = Clock::now() + seconds(timeout_);
     int done = 0;
     for (int polls = 0;; ++polls) {
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (done) break;
-      if ((polls & 1023) == 0 && Clock::now() > deadline) abort_naming_missing();
+      if ((polls & 1023) == 0) {
+        answer_pings();
+        if (Clock::now() > deadline) abort_naming_stalled();
+      }
       if (polls > 4096) std::this_thread::yield();  // a long wait: leave the core to others
     }
     MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   }
 
-  [[noreturn]] void abort_naming_missing() {
-    std::string missing;
+  static Clock::duration seconds(double value) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(value));
+  }
+
+  /// A worker waiting in a collective answers other workers' "are you alive?".
+  void answer_pings() {
+    int pending = 1;
+    while (pending) {
+      MPI_Status status;
+      MPI_Iprobe(MPI_ANY_SOURCE, ping_tag, MPI_COMM_WORLD, &pending, &status);
+      if (!pending) return;
+      int value = 0;
+      MPI_Recv(&value, 1, MPI_INT, status.MPI_SOURCE, ping_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(&value, 1, MPI_INT, status.MPI_SOURCE, pong_tag, MPI_COMM_WORLD);
+    }
+  }
+
+  /// The collective timed out. Suspects are the workers that never arrived at it (or all, when
+  /// all arrived and the collective itself hangs). A suspect that is only waiting, blocked in an
+  /// earlier collective by the stalled one, answers a ping; the ones that do not are named.
+  [[noreturn]] void abort_naming_stalled() {
+    std::vector<int> suspects;
     for (int peer = 0; peer < size_; ++peer) {
       if (peer == rank_) continue;
       // Receives are requests_[0], [2], ... in peer order (sends in between).
       size_t index = 2 * size_t(peer < rank_ ? peer : peer - 1);
       int arrived = 0;
       MPI_Test(&requests_[index], &arrived, MPI_STATUS_IGNORE);
-      if (!arrived) {
-        missing += (missing.empty() ? "" : ", ") + std::string("rank ") + std::to_string(peer) +
-                   " on host " + hosts_[size_t(peer)];
+      if (!arrived) suspects.push_back(peer);
+    }
+    if (suspects.empty()) {
+      for (int peer = 0; peer < size_; ++peer) {
+        if (peer != rank_) suspects.push_back(peer);
       }
     }
-    if (missing.empty()) missing = "none missing: the collective itself is stuck";
+    std::vector<int> pongs(suspects.size(), 0), answered(suspects.size(), 0);
+    std::vector<MPI_Request> pings(suspects.size()), replies(suspects.size());
+    for (size_t i = 0; i < suspects.size(); ++i) {
+      MPI_Isend(&one_, 1, MPI_INT, suspects[i], ping_tag, MPI_COMM_WORLD, &pings[i]);
+      MPI_Irecv(&pongs[i], 1, MPI_INT, suspects[i], pong_tag, MPI_COMM_WORLD, &replies[i]);
+    }
+    Clock::time_point deadline = Clock::now() + seconds(ping_wait_seconds);
+    while (Clock::now() < deadline) {
+      answer_pings();
+      for (size_t i = 0; i < suspects.size(); ++i) {
+        if (!answered[i]) MPI_Test(&replies[i], &answered[i], MPI_STATUS_IGNORE);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::string stalled;
+    for (size_t i = 0; i < suspects.size(); ++i) {
+      if (answered[i]) continue;
+      stalled += (stalled.empty() ? "" : ", ") + std::string("rank ") +
+                 std::to_string(suspects[i]) + " on host " + hosts_[size_t(suspects[i])];
+    }
+    if (stalled.empty()) stalled = "none: every worker answers, the collective itself hangs";
     std::fprintf(stderr,
                  "tenfold: deadline exceeded: worker rank %d waited %.0f s in all-reduce #%llu; "
-                 "never arrived: %s. That worker stopped, hung or is far slower; ending the whole "
-                 "job (raise the limit with TENFOLD_COLLECTIVE_TIMEOUT=seconds).\n",
-                 rank_, timeout_, static_cast<unsigned long long>(sequence_), missing.c_str());
+                 "stopped answering: %s. That worker stopped, hung or is far slower; ending the "
+                 "whole job (raise the limit with TENFOLD_COLLECTIVE_TIMEOUT=seconds).\n",
+                 rank_, timeout_, static_cast<unsigned long long>(sequence_), stalled.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 3);
     std::abort();

@@ -5,7 +5,8 @@
 // Plain MPI collectives wait forever for a worker that stopped (SIGSTOP, a hung host). Here
 // every collective is non-blocking and watched: each worker first tells every other one that it
 // has arrived at collective number k, then polls; a collective not done within the timeout ends
-// the whole job (MPI_Abort) with a message naming the workers that never arrived.
+// the whole job (MPI_Abort) with a message naming the workers that never arrived and do not
+// answer a ping (a worker merely blocked behind the stalled one still answers).
 #include <memory>
 
 #include "distribute/communicator.h"

@@ -1,0 +1,64 @@
+// A worker for the multi-process tests (test_mpi.cpp): trains the recipe's model on the first
+// steps x 64 Fashion-MNIST samples, in batches of 64, with `replicas` local replicas, across
+// the processes mpirun started (or alone without mpirun), and worker 0 writes the result.
+//
+//   mpi_worker OUT REPLICAS STEPS [PID_DIR]
+//
+// OUT: loss and accuracy of the run (2 doubles), then every weight's floats in Keras' layout.
+// PID_DIR: each worker writes its pid to PID_DIR/rank_<rank> once training starts (the
+// failure tests kill or stop one of them).
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "datasets/mnist.h"
+#include "distribute/strategy.h"
+#include "models/seed_cnn.h"
+
+using namespace tenfold;
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: mpi_worker OUT REPLICAS STEPS [PID_DIR]\n");
+    return 2;
+  }
+  std::string out = argv[1];
+  int replicas = std::atoi(argv[2]);
+  int64_t steps = std::atoll(argv[3]);
+  auto resolver = distribute::ClusterResolver::from_environment();
+  auto strategy = distribute::Strategy::multi_worker(resolver, distribute::split_cpu(replicas));
+
+  const int64_t batch = 64, samples = std::min<int64_t>(steps * batch, 60000);
+  auto all = datasets::fashion_mnist::load_data().train;
+  datasets::Split data{all.images.slice_batch(0, samples).clone(), all.labels.slice_batch(0, samples).clone()};
+  set_random_seed(21);
+  std::unique_ptr<models::Sequential> model;
+  {
+    auto scope = strategy->scope();
+    model = models::seed_cnn();
+    model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  }
+  if (argc > 4) {
+    std::ofstream(std::string(argv[4]) + "/rank_" + std::to_string(strategy->communicator().rank()))
+        << getpid() << "\n";
+  }
+  models::FitOptions options;
+  options.verbose = 0;
+  data::Dataset batches = datasets::to_dataset(data).batch(batch).repeat().take(steps);
+  models::History history = model->fit(batches, options);
+  if (!strategy->is_chief()) return 0;
+  std::ofstream file(out, std::ios::binary);
+  for (const char* key : {"loss", "accuracy"}) {
+    double value = history.history.at(key).back();
+    file.write(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  for (Variable* weight : model->weights()) {
+    Tensor value = weight->read();
+    file.write(static_cast<const char*>(value.raw_data()), std::streamsize(value.num_bytes()));
+  }
+  return file ? 0 : 1;
+}

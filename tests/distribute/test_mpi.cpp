@@ -1,0 +1,198 @@
+// Training across processes under mpirun (tests/distribute/mpi_worker.cpp is the worker):
+// 2 processes x 2 replicas reach the weights of 1 replica; a killed or stopped worker ends the
+// whole job in bounded time, named, with nothing left running.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "distribute/communicator.h"
+#include "support/check.h"
+
+namespace tenfold {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+const std::string worker = TENFOLD_MPI_WORKER;
+
+fs::path scratch(const std::string& name) {
+  fs::path path = fs::temp_directory_path() / ("tenfold_mpi_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(path);
+  return path;
+}
+
+/// A command started in its own process group, output to a file.
+struct Process {
+  pid_t pid = -1;
+  fs::path log;
+
+  Process(const std::vector<std::string>& command, fs::path log_path) : log(std::move(log_path)) {
+    pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      FILE* out = std::fopen(log.c_str(), "w");
+      dup2(fileno(out), 1);
+      dup2(fileno(out), 2);
+      std::vector<char*> argv;
+      for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+      argv.push_back(nullptr);
+      execvp(argv[0], argv.data());
+      std::perror("execvp");
+      _exit(127);
+    }
+  }
+  ~Process() {
+    if (pid > 0) {  // never leave a job behind, whatever the test found
+      kill(-pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  /// The exit code, or -1 when it is still running after `seconds`.
+  int wait(double seconds) {
+    auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return -1;
+  }
+  std::string output() const {
+    std::ifstream file(log);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  }
+};
+
+std::vector<std::string> mpirun(int processes, const std::vector<std::string>& worker_args,
+                                const std::string& collective_timeout = "120") {
+  std::vector<std::string> command = {"mpirun", "--allow-run-as-root", "--oversubscribe",
+                                      "--bind-to", "none", "-np", std::to_string(processes),
+                                      "-x", "OMP_NUM_THREADS=1", "-x",
+                                      "TENFOLD_COLLECTIVE_TIMEOUT=" + collective_timeout, worker};
+  command.insert(command.end(), worker_args.begin(), worker_args.end());
+  return command;
+}
+
+std::vector<char> read_file(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::vector<char>((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+bool alive(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(status, text);
+  // Gone, or a zombie waiting for its parent: either way it runs no more.
+  return !text.empty() && text.find(") Z ") == std::string::npos;
+}
+
+/// mpirun's daemons end the workers as the job ends; give them a moment to finish.
+bool gone_soon(pid_t pid) {
+  for (int tries = 0; tries < 100 && alive(pid); ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return !alive(pid);
+}
+
+/// Waits until every rank wrote its pid to `directory`; returns them by rank.
+std::vector<pid_t> worker_pids(const fs::path& directory, int ranks, Process& job) {
+  auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < deadline) {
+    std::vector<pid_t> pids;
+    for (int rank = 0; rank < ranks; ++rank) {
+      std::ifstream file(directory / ("rank_" + std::to_string(rank)));
+      pid_t pid = 0;
+      if (file >> pid) pids.push_back(pid);
+    }
+    if (int(pids.size()) == ranks) return pids;
+    if (job.wait(0.2) >= 0) break;
+  }
+  ADD_FAILURE() << "the workers did not all start:\n" << job.output();
+  return {};
+}
+
+TEST(Mpi, TwoProcessesOfTwoReplicasTrainToTheWeightsOfOne) {
+  fs::path one = scratch("one.bin"), many = scratch("many.bin");
+  Process single({worker, one.string(), "1", "5"}, scratch("single.log"));
+  ASSERT_EQ(single.wait(120), 0) << single.output();
+  Process job(mpirun(2, {many.string(), "2", "5"}), scratch("job.log"));
+  ASSERT_EQ(job.wait(120), 0) << job.output();
+
+  std::vector<char> expected = read_file(one), actual = read_file(many);
+  ASSERT_EQ(actual.size(), expected.size());
+  ASSERT_GT(expected.size(), 16u);
+  const auto* expected_logs = reinterpret_cast<const double*>(expected.data());
+  const auto* actual_logs = reinterpret_cast<const double*>(actual.data());
+  EXPECT_NEAR(actual_logs[0], expected_logs[0], 1e-5 * expected_logs[0]) << "loss";
+  EXPECT_NEAR(actual_logs[1], expected_logs[1], 1e-5 * expected_logs[1]) << "accuracy";
+  std::span<const float> expected_weights(reinterpret_cast<const float*>(expected.data() + 16),
+                                          (expected.size() - 16) / 4);
+  std::vector<double> as_doubles(expected_weights.begin(), expected_weights.end());
+  std::span<const float> actual_weights(reinterpret_cast<const float*>(actual.data() + 16),
+                                        (actual.size() - 16) / 4);
+  EXPECT_TRUE(testing::all_close(actual_weights, as_doubles, 1e-5, 1e-7));
+  fs::remove(one);
+  fs::remove(many);
+}
+
+TEST(Mpi, AKilledWorkerEndsTheJobNamingItsRankAndHost) {
+  fs::path pids_dir = scratch("killed");
+  fs::create_directories(pids_dir);
+  Process job(mpirun(4, {"/dev/null", "1", "1000000", pids_dir.string()}), scratch("killed.log"));
+  std::vector<pid_t> pids = worker_pids(pids_dir, 4, job);
+  ASSERT_EQ(pids.size(), 4u);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // well into training
+  auto killed_at = Clock::now();
+  kill(pids[2], SIGKILL);
+  int code = job.wait(30);
+  double seconds = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  ASSERT_NE(code, -1) << "the job still runs 30 s after a worker was killed:\n" << job.output();
+  EXPECT_NE(code, 0);
+  EXPECT_LT(seconds, 30);
+  std::string output = job.output();
+  EXPECT_NE(output.find("rank 2"), std::string::npos) << output;
+  EXPECT_NE(output.find(distribute::host_name()), std::string::npos) << output;
+  for (pid_t pid : pids) EXPECT_TRUE(gone_soon(pid)) << "worker " << pid << " still runs";
+  fs::remove_all(pids_dir);
+}
+
+TEST(Mpi, AStoppedWorkerIsNamedAndTheJobEndsAtTheCollectiveTimeout) {
+  fs::path pids_dir = scratch("stopped");
+  fs::create_directories(pids_dir);
+  Process job(mpirun(3, {"/dev/null", "1", "1000000", pids_dir.string()}, "4"), scratch("stopped.log"));
+  std::vector<pid_t> pids = worker_pids(pids_dir, 3, job);
+  ASSERT_EQ(pids.size(), 3u);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  auto stopped_at = Clock::now();
+  kill(pids[1], SIGSTOP);
+  int code = job.wait(40);
+  double seconds = std::chrono::duration<double>(Clock::now() - stopped_at).count();
+  ASSERT_NE(code, -1) << "the job still runs 40 s after a worker stopped:\n" << job.output();
+  EXPECT_NE(code, 0);
+  EXPECT_GE(seconds, 3.5);  // not before the timeout
+  std::string output = job.output();
+  EXPECT_NE(output.find("stopped answering: rank 1 on host " + distribute::host_name()), std::string::npos)
+      << output;
+  for (pid_t pid : pids) {
+    EXPECT_TRUE(gone_soon(pid)) << "worker " << pid << " still exists 5 s after the job";
+    kill(pid, SIGKILL);  // should it have survived, leave nothing behind
+  }
+  fs::remove_all(pids_dir);
+}
+
+}  // namespace
+}  // namespace tenfold

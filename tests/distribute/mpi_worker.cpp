@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
   data::Dataset batches = datasets::to_dataset(data).batch(batch).repeat().take(steps);
   models::History history = model->fit(batches, options);
   if (!strategy->is_chief()) return 0;
+  std::string hosts;
+  for (const std::string& host : strategy->communicator().hosts()) hosts += " " + host;
+  std::printf("workers on hosts:%s\n", hosts.c_str());
   std::ofstream file(out, std::ios::binary);
   for (const char* key : {"loss", "accuracy"}) {
     double value = history.history.at(key).back();

@@ -1,6 +1,7 @@
 // Training across processes under mpirun (tests/distribute/mpi_worker.cpp is the worker):
-// 2 processes x 2 replicas reach the weights of 1 replica; a killed or stopped worker ends the
-// whole job in bounded time, named, with nothing left running.
+// 2 processes x 2 replicas, and 2 hosts (network namespaces, two_hosts.sh), reach the weights
+// of 1 replica; a killed or stopped worker ends the whole job in bounded time, named, with
+// nothing left running.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -125,13 +126,8 @@ std::vector<pid_t> worker_pids(const fs::path& directory, int ranks, Process& jo
   return {};
 }
 
-TEST(Mpi, TwoProcessesOfTwoReplicasTrainToTheWeightsOfOne) {
-  fs::path one = scratch("one.bin"), many = scratch("many.bin");
-  Process single({worker, one.string(), "1", "5"}, scratch("single.log"));
-  ASSERT_EQ(single.wait(120), 0) << single.output();
-  Process job(mpirun(2, {many.string(), "2", "5"}), scratch("job.log"));
-  ASSERT_EQ(job.wait(120), 0) << job.output();
-
+/// The results two runs of mpi_worker wrote: loss, accuracy and weights within 1e-5.
+void expect_same_training(const fs::path& one, const fs::path& many) {
   std::vector<char> expected = read_file(one), actual = read_file(many);
   ASSERT_EQ(actual.size(), expected.size());
   ASSERT_GT(expected.size(), 16u);
@@ -145,7 +141,36 @@ TEST(Mpi, TwoProcessesOfTwoReplicasTrainToTheWeightsOfOne) {
   std::span<const float> actual_weights(reinterpret_cast<const float*>(actual.data() + 16),
                                         (actual.size() - 16) / 4);
   EXPECT_TRUE(testing::all_close(actual_weights, as_doubles, 1e-5, 1e-7));
-  fs::remove(one);
+}
+
+/// One process, one replica, 5 steps: what every multi-worker run must reproduce.
+fs::path single_process_result() {
+  static fs::path result = [] {
+    fs::path path = scratch("one.bin");
+    Process single({worker, path.string(), "1", "5"}, scratch("single.log"));
+    EXPECT_EQ(single.wait(120), 0) << single.output();
+    return path;
+  }();
+  return result;
+}
+
+TEST(Mpi, TwoProcessesOfTwoReplicasTrainToTheWeightsOfOne) {
+  fs::path many = scratch("many.bin");
+  Process job(mpirun(2, {many.string(), "2", "5"}), scratch("job.log"));
+  ASSERT_EQ(job.wait(120), 0) << job.output();
+  expect_same_training(single_process_result(), many);
+  fs::remove(many);
+}
+
+TEST(Mpi, TwoHostsInNetworkNamespacesTrainToTheWeightsOfOneProcess) {
+  fs::path many = scratch("hosts.bin");
+  Process job({TENFOLD_TWO_HOSTS, worker, many.string(), "1", "5"}, scratch("hosts.log"));
+  int code = job.wait(120);
+  if (code == 77) GTEST_SKIP() << job.output();
+  ASSERT_EQ(code, 0) << job.output();
+  EXPECT_NE(job.output().find("workers on hosts: tenfold-host-a tenfold-host-b"), std::string::npos)
+      << job.output();
+  expect_same_training(single_process_result(), many);
   fs::remove(many);
 }
 

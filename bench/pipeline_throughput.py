@@ -46,6 +46,10 @@ def main():
           f"{tenfold['pipeline_samples_per_second'] / tf_rate:.2f}")
     print(f"pipeline / training throughput: {tenfold['pipeline_over_training']:.1f}x; epoch "
           f"overhead with the pipeline: {tenfold['pipeline_epoch_overhead_percent']:.1f}%")
+    print(f"AUTOTUNE, a costly map (samples/s): 1 thread {tenfold['map_1_samples_per_second']:.0f}, "
+          f"{tenfold['cores']} threads {tenfold['map_per_core_samples_per_second']:.0f}, AUTOTUNE "
+          f"{tenfold['map_autotune_samples_per_second']:.0f} with "
+          f"{tenfold['map_autotune_threads']} map threads found")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 // Training throughput of the recipe's model: samples/s of optimizer steps on Fashion-MNIST
-// batches, after warm-up. Prints one JSON line; bench/train_throughput.py runs it side by side
-// with PyTorch and Keras.
-//   tenfold-bench-train [--batch-size 512] [--steps 20] [--repeats 5] [--warmup 5]
+// batches (the global batch), after warm-up. Prints one JSON line; bench/train_throughput.py
+// runs it side by side with PyTorch and Keras, bench/scaling.py over replicas and processes.
+//   tenfold-bench-train [--batch-size 512] [--steps 20] [--repeats 5] [--warmup 5] [--devices N]
 // Reports the median and the best of `repeats` timed windows of `steps` steps: on a shared
 // machine the best window is the least disturbed one.
-// Threads: OMP_NUM_THREADS (oneDNN's team).
+// Without --devices: one replica, threads from OMP_NUM_THREADS (oneDNN's team). With it: that
+// many local replicas. Under mpirun: every process's replicas, worker 0 reports.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,12 +17,13 @@
 
 #include "datasets/mnist.h"
 #include "datasets/idx.h"
+#include "distribute/strategy.h"
 #include "models/seed_cnn.h"
 
 using namespace tenfold;
 
 int main(int argc, char** argv) {
-  int64_t batch_size = 512, steps = 20, repeats = 5, warmup = 5;
+  int64_t batch_size = 512, steps = 20, repeats = 5, warmup = 5, devices = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string option = argv[i];
     int64_t value = std::atoll(argv[i + 1]);
@@ -29,12 +31,22 @@ int main(int argc, char** argv) {
     if (option == "--steps") steps = value;
     if (option == "--warmup") warmup = value;
     if (option == "--repeats") repeats = value;
+    if (option == "--devices") devices = value;
   }
+  auto resolver = distribute::ClusterResolver::from_environment();
+  std::shared_ptr<distribute::Strategy> strategy =
+      resolver.launched_by_mpi() ? distribute::Strategy::multi_worker(resolver, distribute::split_cpu(int(std::max<int64_t>(devices, 1))))
+      : devices > 0              ? distribute::Strategy::mirrored(distribute::split_cpu(int(devices)))
+                                 : distribute::Strategy::one_device();
   auto data = datasets::fashion_mnist::load_data();
   Tensor x = datasets::images_to_float(data.train.images, 1.0f / 255.0f);
   Tensor y = datasets::labels_to_int32(data.train.labels);
-  auto model = models::seed_cnn();
-  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  std::unique_ptr<models::Sequential> model;
+  {
+    auto scope = strategy->scope();
+    model = models::seed_cnn();
+    model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  }
   int64_t batches = x.shape()[0] / batch_size;
   auto run = [&](int64_t count, int64_t first) {
     for (int64_t s = 0; s < count; ++s) {
@@ -50,11 +62,13 @@ int main(int argc, char** argv) {
     run(steps, warmup + r * steps);
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
+  if (!strategy->is_chief()) return 0;
   std::sort(seconds.begin(), seconds.end());
   double best = seconds.front(), median = seconds[seconds.size() / 2];
-  std::printf("{\"framework\": \"tenfold\", \"best_samples_per_second\": %.1f, "
+  std::printf("{\"framework\": \"tenfold\", \"replicas\": %d, \"best_samples_per_second\": %.1f, "
               "\"median_samples_per_second\": %.1f, \"best_ms_per_step\": %.3f}\n",
-              double(steps * batch_size) / best, double(steps * batch_size) / median,
+              strategy->num_replicas_in_sync(), double(steps * batch_size) / best,
+              double(steps * batch_size) / median,
               best * 1e3 / double(steps));
   return 0;
 }

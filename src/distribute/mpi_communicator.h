@@ -3,8 +3,9 @@
 // processes of one host, TCP between hosts.
 //
 // Plain MPI collectives wait forever for a worker that stopped (SIGSTOP, a hung host). Here
-// every collective is non-blocking and watched: each worker first tells every other one that it
-// has arrived at collective number k, then polls; a collective not done within the timeout ends
+// every collective is watched: each worker first tells every other one that it has arrived at
+// collective number k, then runs the blocking MPI_Allreduce while a watchdog thread keeps time
+// (MPI_THREAD_MULTIPLE); a collective not done within the timeout ends
 // the whole job (MPI_Abort) with a message naming the workers that never arrived and do not
 // answer a ping (a worker merely blocked behind the stalled one still answers).
 #include <memory>

@@ -150,7 +150,14 @@ void Sequential::run_batch(const Tensor& x, const Tensor& y, bool training,
       });
     }
     strategy.communicator().allreduce_sum(sum.data<float>(), n);
-    optimizer_->apply_gradients(steps[0]->weight_gradients());
+    if (local == 1) {
+      optimizer_->apply_gradients(steps[0]->weight_gradients());
+    } else {
+      // The update too runs on the replicas' cores, each on a slice of every variable.
+      optimizer_->apply_gradients(steps[0]->weight_gradients(), [&](const auto& task) {
+        strategy.run_on_replicas([&](int replica) { task(replica, local); });
+      });
+    }
   }
 
   std::vector<std::pair<double, double>> metrics_before;

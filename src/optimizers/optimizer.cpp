@@ -1,5 +1,7 @@
 #include "optimizers/optimizer.h"
 
+#include <array>
+
 #include "core/error.h"
 #include "optimizers/adam.h"
 #include "optimizers/rmsprop.h"
@@ -23,15 +25,31 @@ void Optimizer::build(std::vector<Variable*> variables) {
   }
 }
 
-void Optimizer::apply_gradients(std::span<const Tensor> gradients) {
+void Optimizer::apply_gradients(std::span<const Tensor> gradients, const RunParts& run_parts) {
   check_argument(gradients.size() == variables_.size(),
                  "optimizer built for " + std::to_string(variables_.size()) +
                      " variables got " + std::to_string(gradients.size()) + " gradients");
   begin_step();
-  for (size_t i = 0; i < variables_.size(); ++i) {
-    Tensor& value = variables_[i]->value();
-    update(value.data<float>(), gradients[i].data<float>(), slot_pointers_[i],
-           value.num_elements());
+  if (!run_parts) {
+    for (size_t i = 0; i < variables_.size(); ++i) {
+      Tensor& value = variables_[i]->value();
+      update(value.data<float>(), gradients[i].data<float>(), slot_pointers_[i],
+             value.num_elements());
+    }
+  } else {
+    // Each part updates one contiguous slice of every variable (elementwise updates: the
+    // slices are independent).
+    run_parts([&](int part, int parts) {
+      std::array<float*, max_slots> slots;
+      for (size_t i = 0; i < variables_.size(); ++i) {
+        Tensor& value = variables_[i]->value();
+        int64_t count = value.num_elements();
+        int64_t begin = count * part / parts, end = count * (part + 1) / parts;
+        for (size_t k = 0; k < slot_pointers_[i].size(); ++k) slots[k] = slot_pointers_[i][k] + begin;
+        update(value.data<float>() + begin, gradients[i].data<float>() + begin,
+               std::span<float* const>(slots.data(), slot_pointers_[i].size()), end - begin);
+      }
+    });
   }
   ++iterations_;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Keras optimizers. Updates run elementwise on each variable's native storage (whatever layout
 // the kernels chose): gradients and slots share that layout, so no reorder is ever needed.
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -23,8 +24,12 @@ class Optimizer {
   /// Creates zeroed slots (Adam's m and v, ...) for these variables.
   void build(std::vector<Variable*> variables);
   bool built() const { return !variables_.empty(); }
-  /// Updates every variable from its gradient (native layout, order of build()).
-  void apply_gradients(std::span<const Tensor> gradients);
+  /// Runs task(part, parts) for every part, side by side (e.g. on a strategy's replicas).
+  using RunParts = std::function<void(const std::function<void(int part, int parts)>& task)>;
+  /// Updates every variable from its gradient (native layout, order of build()). With
+  /// `run_parts`, the elements are split into parts updated side by side; without, the update
+  /// is threaded with OpenMP on the calling thread.
+  void apply_gradients(std::span<const Tensor> gradients, const RunParts& run_parts = {});
 
   /// Number of updates applied so far (Keras' optimizer.iterations).
   int64_t iterations() const { return iterations_; }
@@ -34,6 +39,8 @@ class Optimizer {
   Tensor& slot(size_t index, int slot) { return slots_.at(index).at(static_cast<size_t>(slot)); }
 
  protected:
+  static constexpr size_t max_slots = 4;
+  /// At most max_slots.
   virtual int slots_per_variable() const = 0;
   /// Called once per apply_gradients, before the updates (iterations() not yet incremented).
   virtual void begin_step() {}

@@ -48,6 +48,7 @@ bench: build
 	scripts/install-python-references.sh
 	python3 bench/train_throughput.py --tenfold $(BUILD_DIR)/tenfold-bench-train
 	python3 bench/pipeline_throughput.py --tenfold $(BUILD_DIR)/tenfold-bench-pipeline
+	python3 bench/scaling.py --build $(BUILD_DIR)
 
 fixtures:
 	scripts/install-python-references.sh

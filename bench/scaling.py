@@ -2,6 +2,7 @@
 Adam, Fashion-MNIST; samples/s, best of timed windows):
 
   tenfold, 1 replica on 1 core            (taskset -c 0, OMP_NUM_THREADS=1)
+  tenfold, 1 replica with 2 threads       (one device of both cores: the default split's rival)
   tenfold, 2 local replicas on 2 cores    (--devices 2: one device per core)
   tenfold, 2 processes under mpirun       (1 replica each, all-reduce over shared memory)
   PyTorch DDP, 2 processes, gloo          (1 thread each; PyPI torch, glibc malloc tuned)
@@ -119,6 +120,8 @@ def main():
         "tenfold_1_replica_1_core": lambda: tenfold(
             args, ["taskset", "-c", "0"] + bench_command(args, args.batch_size, 1),
             {"OMP_NUM_THREADS": "1"}),
+        "tenfold_1_replica_2_threads": lambda: tenfold(
+            args, bench_command(args, args.batch_size, 1), {"OMP_NUM_THREADS": "2"}),
         "tenfold_2_replicas": lambda: tenfold(args, bench_command(args, args.batch_size, 2)),
         "tenfold_2_processes": lambda: tenfold(
             args, MPIRUN + ["-np", "2"] + bench_command(args, args.batch_size, 1)),

@@ -195,9 +195,9 @@ void Sequential::add_global_results(const Tensor& y, double loss_sum, double cou
   if (double(communicator.size()) * sums[3] != sums[2] * sums[2]) {
     throw Error(ErrorCode::invalid_argument,
                 "the workers trained on different batches in the same step: every worker must "
-                "read the same global batches in the same order. Give the dataset's shuffle a "
-                "seed (shuffle(buffer_size, seed)); each worker then takes its own slice of "
-                "each global batch");
+                "read the same global batches in the same order. Give the dataset's shuffle the "
+                "same seed on every worker (shuffle(buffer_size, seed)); each worker then takes "
+                "its own slice of each global batch");
   }
   loss_tracker.add(sums[0], sums[1]);
   for (size_t i = 0; i < metrics.size(); ++i) {

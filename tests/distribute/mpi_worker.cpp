@@ -2,11 +2,12 @@
 // steps x 64 Fashion-MNIST samples, in batches of 64, with `replicas` local replicas, across
 // the processes mpirun started (or alone without mpirun), and worker 0 writes the result.
 //
-//   mpi_worker OUT REPLICAS STEPS [PID_DIR]
+//   mpi_worker OUT REPLICAS STEPS [--pid-dir DIR] [--shuffle-seed-by-rank]
 //
 // OUT: loss and accuracy of the run (2 doubles), then every weight's floats in Keras' layout.
-// PID_DIR: each worker writes its pid to PID_DIR/rank_<rank> once training starts (the
-// failure tests kill or stop one of them).
+// --pid-dir: each worker writes its pid to DIR/rank_<rank> once training starts (the failure
+// tests kill or stop one of them). --shuffle-seed-by-rank: each worker shuffles with its own
+// seed, a mistake the strategy must catch.
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,14 +22,17 @@
 
 using namespace tenfold;
 
-int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: mpi_worker OUT REPLICAS STEPS [PID_DIR]\n");
-    return 2;
-  }
+int train(int argc, char** argv) {
   std::string out = argv[1];
   int replicas = std::atoi(argv[2]);
   int64_t steps = std::atoll(argv[3]);
+  std::string pid_dir;
+  bool shuffle_by_rank = false;
+  for (int i = 4; i < argc; ++i) {
+    std::string option = argv[i];
+    if (option == "--pid-dir" && i + 1 < argc) pid_dir = argv[++i];
+    if (option == "--shuffle-seed-by-rank") shuffle_by_rank = true;
+  }
   auto resolver = distribute::ClusterResolver::from_environment();
   auto strategy = distribute::Strategy::multi_worker(resolver, distribute::split_cpu(replicas));
 
@@ -42,13 +46,14 @@ int main(int argc, char** argv) {
     model = models::seed_cnn();
     model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   }
-  if (argc > 4) {
-    std::ofstream(std::string(argv[4]) + "/rank_" + std::to_string(strategy->communicator().rank()))
-        << getpid() << "\n";
+  if (!pid_dir.empty()) {
+    std::ofstream(pid_dir + "/rank_" + std::to_string(strategy->communicator().rank())) << getpid() << "\n";
   }
   models::FitOptions options;
   options.verbose = 0;
-  data::Dataset batches = datasets::to_dataset(data).batch(batch).repeat().take(steps);
+  data::Dataset slices = datasets::to_dataset(data);
+  if (shuffle_by_rank) slices = slices.shuffle(samples, uint64_t(strategy->communicator().rank()));
+  data::Dataset batches = slices.batch(batch).repeat().take(steps);
   models::History history = model->fit(batches, options);
   if (!strategy->is_chief()) return 0;
   std::string hosts;
@@ -64,4 +69,17 @@ int main(int argc, char** argv) {
     file.write(static_cast<const char*>(value.raw_data()), std::streamsize(value.num_bytes()));
   }
   return file ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: mpi_worker OUT REPLICAS STEPS [--pid-dir DIR] [--shuffle-seed-by-rank]\n");
+    return 2;
+  }
+  try {
+    return train(argc, argv);
+  } catch (const Error& error) {
+    std::fprintf(stderr, "mpi_worker: %s\n", error.what());
+    return 1;
+  }
 }

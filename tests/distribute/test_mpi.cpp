@@ -174,10 +174,19 @@ TEST(Mpi, TwoHostsInNetworkNamespacesTrainToTheWeightsOfOneProcess) {
   fs::remove(many);
 }
 
+TEST(Mpi, WorkersReadingDifferentBatchesAreStopped) {
+  Process job(mpirun(2, {"/dev/null", "1", "3", "--shuffle-seed-by-rank"}), scratch("unseeded.log"));
+  int code = job.wait(120);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(job.output().find("the workers trained on different batches in the same step"),
+            std::string::npos)
+      << job.output();
+}
+
 TEST(Mpi, AKilledWorkerEndsTheJobNamingItsRankAndHost) {
   fs::path pids_dir = scratch("killed");
   fs::create_directories(pids_dir);
-  Process job(mpirun(4, {"/dev/null", "1", "1000000", pids_dir.string()}), scratch("killed.log"));
+  Process job(mpirun(4, {"/dev/null", "1", "1000000", "--pid-dir", pids_dir.string()}), scratch("killed.log"));
   std::vector<pid_t> pids = worker_pids(pids_dir, 4, job);
   ASSERT_EQ(pids.size(), 4u);
   std::this_thread::sleep_for(std::chrono::seconds(2));  // well into training
@@ -199,7 +208,7 @@ TEST(Mpi, AKilledWorkerEndsTheJobNamingItsRankAndHost) {
 TEST(Mpi, AStoppedWorkerIsNamedAndTheJobEndsAtTheCollectiveTimeout) {
   fs::path pids_dir = scratch("stopped");
   fs::create_directories(pids_dir);
-  Process job(mpirun(3, {"/dev/null", "1", "1000000", pids_dir.string()}, "4"), scratch("stopped.log"));
+  Process job(mpirun(3, {"/dev/null", "1", "1000000", "--pid-dir", pids_dir.string()}, "4"), scratch("stopped.log"));
   std::vector<pid_t> pids = worker_pids(pids_dir, 3, job);
   ASSERT_EQ(pids.size(), 3u);
   std::this_thread::sleep_for(std::chrono::seconds(2));

@@ -181,6 +181,30 @@ TEST(ClusterResolver, ParsesWorkerListsAndSlurmNodeLists) {
             std::string::npos);
 }
 
+TEST(ClusterResolver, ReadsMpirunAndSlurmEnvironments) {
+  EXPECT_FALSE(ClusterResolver::from_environment().launched_by_mpi());
+  EXPECT_EQ(ClusterResolver::from_environment().num_workers(), 1);
+  ::setenv("SLURM_PROCID", "1", 1);
+  ::setenv("SLURM_NTASKS", "4", 1);
+  ::setenv("SLURM_JOB_NODELIST", "node[1-2]", 1);
+  auto slurm = ClusterResolver::from_environment();
+  EXPECT_TRUE(slurm.launched_by_mpi());
+  EXPECT_EQ(slurm.num_workers(), 4);
+  EXPECT_EQ(slurm.task_index(), 1);
+  ASSERT_EQ(slurm.workers().size(), 2u);
+  EXPECT_EQ(slurm.workers()[1].host, "node2");
+  ::unsetenv("SLURM_PROCID");
+  ::unsetenv("SLURM_NTASKS");
+  ::unsetenv("SLURM_JOB_NODELIST");
+  ::setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+  ::setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+  auto ompi = ClusterResolver::from_environment();
+  EXPECT_EQ(ompi.num_workers(), 3);
+  EXPECT_EQ(ompi.task_index(), 2);
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  ::unsetenv("OMPI_COMM_WORLD_RANK");
+}
+
 TEST(ClusterResolver, ConnectNamesTheUnreachableWorkerWithinTheTimeout) {
   // A listening socket on a free port, and a port nobody listens on.
   int listener = socket(AF_INET, SOCK_STREAM, 0);

@@ -12,14 +12,19 @@ Variable::Variable(std::string name, Shape shape, std::shared_ptr<const WeightLa
   value_ = Tensor(Shape{elements});
 }
 
-void Variable::assign(const Tensor& keras_value) {
+void Variable::assign(const Tensor& keras_value) { from_keras_layout(keras_value, value_); }
+
+void Variable::from_keras_layout(const Tensor& keras_value, Tensor& native) const {
   check_argument(keras_value.shape() == shape_,
                  "weight '" + name_ + "' has shape " + shape_.to_string() + ", got a value of shape " +
                      keras_value.shape().to_string());
+  check_argument(native.num_elements() == value_.num_elements(),
+                 "weight '" + name_ + "' stores " + std::to_string(value_.num_elements()) +
+                     " values natively, got room for " + std::to_string(native.num_elements()));
   if (layout_) {
-    layout_->from_keras(keras_value.data<float>(), value_.data<float>());
+    layout_->from_keras(keras_value.data<float>(), native.data<float>());
   } else {
-    std::memcpy(value_.data<float>(), keras_value.data<float>(), keras_value.num_bytes());
+    std::memcpy(native.data<float>(), keras_value.data<float>(), keras_value.num_bytes());
   }
 }
 

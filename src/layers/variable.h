@@ -38,6 +38,9 @@ class Variable {
   /// Any tensor in this variable's native layout (its gradient, an optimizer slot) converted
   /// to Keras' layout, shape().
   Tensor to_keras_layout(const Tensor& native) const;
+  /// The inverse: a tensor of shape() in Keras' layout written into `native` (an optimizer
+  /// slot of this variable).
+  void from_keras_layout(const Tensor& keras_value, Tensor& native) const;
 
  private:
   std::string name_;

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/random.h"
 #include "layers/input.h"
+#include "layers/registry.h"
 
 namespace tenfold::models {
 
@@ -174,6 +175,25 @@ nlohmann::json Sequential::to_config() const {
   }
   return {{"class_name", "Sequential"},
           {"config", {{"name", name_}, {"trainable", true}, {"layers", layers}}}};
+}
+
+std::unique_ptr<Sequential> Sequential::from_config(const nlohmann::json& model) {
+  check_argument(model.is_object() && model.value("class_name", "") == "Sequential",
+                 "only Sequential models are supported, got class '" +
+                     (model.is_object() ? model.value("class_name", "?") : std::string("?")) + "'");
+  const nlohmann::json& config = model.at("config");
+  auto result = std::make_unique<Sequential>(std::vector<std::shared_ptr<Layer>>{},
+                                             config.value("name", ""));
+  for (const nlohmann::json& layer : config.at("layers")) result->add(layers::from_config(layer));
+  auto shape = config.find("build_input_shape");
+  if (!result->built() && shape != config.end() && shape->is_array() && !shape->empty()) {
+    std::vector<int64_t> dims;
+    for (size_t i = 1; i < shape->size(); ++i) dims.push_back((*shape)[i].get<int64_t>());
+    result->build(Shape(dims));
+  }
+  check_argument(result->built(), "the model config gives no input shape (no InputLayer, no "
+                                  "build_input_shape): the model cannot be built");
+  return result;
 }
 
 }  // namespace tenfold::models

@@ -77,6 +77,10 @@ class Sequential {
   Shape output_shape(int64_t batch) const;
   /// {"class_name": "Sequential", "config": {...}} as Keras' model.get_config.
   nlohmann::json to_config() const;
+  /// The inverse: a built model (not compiled) from Keras' Sequential config. Unknown layer
+  /// classes (Lambda included) are an error.
+  static std::unique_ptr<Sequential> from_config(const nlohmann::json& config);
+  const std::vector<std::string>& metric_names() const { return metric_names_; }
 
   optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
   losses::Loss* loss() const { return loss_.get(); }

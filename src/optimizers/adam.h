@@ -15,6 +15,7 @@ class Adam : public Optimizer {
       : Optimizer(learning_rate), beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon) {}
   std::string class_name() const override { return "Adam"; }
   nlohmann::json get_config() const override;
+  std::vector<std::string> slot_names() const override { return {"momentum", "velocity"}; }
 
  protected:
   int slots_per_variable() const override { return 2; }

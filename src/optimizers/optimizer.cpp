@@ -54,6 +54,36 @@ void Optimizer::apply_gradients(std::span<const Tensor> gradients, const RunPart
   ++iterations_;
 }
 
+std::shared_ptr<Optimizer> from_config(const nlohmann::json& optimizer) {
+  check_argument(optimizer.is_object() && optimizer.contains("class_name"),
+                 "an optimizer config needs 'class_name', got " + optimizer.dump().substr(0, 200));
+  std::string name = optimizer.at("class_name").get<std::string>();
+  nlohmann::json config = optimizer.value("config", nlohmann::json::object());
+  auto number = [&](const char* key, float fallback) {
+    auto found = config.find(key);
+    return found == config.end() || found->is_null() ? fallback : found->get<float>();
+  };
+  for (const char* unsupported : {"weight_decay", "clipnorm", "global_clipnorm", "clipvalue"}) {
+    check_argument(!config.contains(unsupported) || config.at(unsupported).is_null(),
+                   name + "'s '" + unsupported + "' is not supported by Tenfold yet");
+  }
+  if (name == "Adam") {
+    check_argument(!config.value("amsgrad", false), "Adam's amsgrad is not supported by Tenfold yet");
+    return std::make_shared<Adam>(number("learning_rate", 0.001f), number("beta_1", 0.9f),
+                                  number("beta_2", 0.999f), number("epsilon", 1e-7f));
+  }
+  if (name == "SGD") {
+    return std::make_shared<SGD>(number("learning_rate", 0.01f), number("momentum", 0),
+                                 config.value("nesterov", false));
+  }
+  if (name == "RMSprop") {
+    return std::make_shared<RMSprop>(number("learning_rate", 0.001f), number("rho", 0.9f),
+                                     number("momentum", 0), number("epsilon", 1e-7f));
+  }
+  throw Error(ErrorCode::invalid_argument,
+              "optimizer '" + name + "' is not supported; use Adam, SGD or RMSprop");
+}
+
 std::shared_ptr<Optimizer> get(const std::string& name) {
   if (name == "adam" || name == "Adam") return std::make_shared<Adam>();
   if (name == "sgd" || name == "SGD") return std::make_shared<SGD>();

@@ -33,6 +33,11 @@ class Optimizer {
 
   /// Number of updates applied so far (Keras' optimizer.iterations).
   int64_t iterations() const { return iterations_; }
+  /// Restores it (loading a model file).
+  void set_iterations(int64_t iterations) { iterations_ = iterations; }
+  /// Keras' names of the slots a model file holds, in slot order, e.g. {"momentum",
+  /// "velocity"} for Adam; slots beyond these are unused by the configuration.
+  virtual std::vector<std::string> slot_names() const = 0;
   float learning_rate() const { return learning_rate_; }
   void set_learning_rate(float learning_rate) { learning_rate_ = learning_rate; }
   /// Slot `slot` of variable `index`, native layout.
@@ -58,5 +63,7 @@ class Optimizer {
 
 /// "adam", "sgd", "rmsprop" with Keras defaults.
 std::shared_ptr<Optimizer> get(const std::string& name);
+/// From a Keras optimizer config {"class_name": "Adam", "config": {...}} (get_config's).
+std::shared_ptr<Optimizer> from_config(const nlohmann::json& optimizer);
 
 }  // namespace tenfold::optimizers

@@ -1,0 +1,30 @@
+#pragma once
+// Keras model files. `.h5` is Keras' HDF5 layout (what model.save('m.h5') writes and
+// keras.models.load_model reads):
+//   /@keras_version, @backend, @model_config (the model's JSON), @training_config (loss,
+//   metrics, optimizer config)
+//   /model_weights/@layer_names; /model_weights/<layer>/@weight_names, and each weight at
+//     /model_weights/<layer>/<model>/<layer>/<weight> in Keras' shapes (Conv2D kernel
+//     (kh, kw, in, out), Dense kernel (in, out))
+//   /optimizer_weights/@weight_names; <optimizer>/iteration, learning_rate, and per weight
+//     <model>_<layer>_<weight>_<slot> (Adam: momentum, velocity)
+// Saving is crash-safe (io/atomic_file.h). Loading treats the file as untrusted: unknown layer
+// classes (Lambda included) are refused, links and external storage are refused, and every
+// shape is checked against the config before anything is read.
+#include <memory>
+#include <string>
+
+#include "models/sequential.h"
+
+namespace tenfold::io {
+
+/// Writes the model, its compile configuration and optimizer state. The format follows the
+/// extension: `.h5` (or `.hdf5`).
+void save_model(const models::Sequential& model, const std::string& path);
+
+/// Rebuilds the model from a file: architecture, weights and, when the file holds them, the
+/// compile configuration and optimizer state. Called inside a strategy's scope, the model
+/// trains with that strategy.
+std::unique_ptr<models::Sequential> load_model(const std::string& path);
+
+}  // namespace tenfold::io

@@ -1,0 +1,253 @@
+// Keras .h5 model files: Keras' own files load with the same predictions and training resumes
+// where Keras stopped; Tenfold's files load in Keras; damaged or hostile files are clear errors.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "distribute/strategy.h"
+#include "io/hdf5.h"
+#include "io/model_file.h"
+#include "models/seed_cnn.h"
+#include "support/check.h"
+#include "support/npy.h"
+
+namespace tenfold::io {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fixture_path;
+using testing::read_npy;
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() / ("tenfold_model_" + std::to_string(getpid()) + "_" + name);
+}
+
+std::string run(const std::string& command) {
+  std::string output;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  while (size_t got = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, got);
+  int status = pclose(pipe);
+  return std::to_string(WEXITSTATUS(status)) + "\n" + output;
+}
+
+TEST(KerasH5, KerasFileLoadsWithKerasPredictions) {
+  auto model = load_model(fixture_path("models/small.h5"));
+  EXPECT_EQ(model->layers().size(), 5u);
+  EXPECT_EQ(model->optimizer()->class_name(), "Adam");
+  EXPECT_EQ(model->optimizer()->iterations(), 2);
+  EXPECT_EQ(model->metric_names(), std::vector<std::string>{"accuracy"});
+  Tensor predictions = model->predict(read_npy(fixture_path("models/x.npy")));
+  EXPECT_TRUE(testing::all_close(predictions, read_npy(fixture_path("models/predictions.npy")), 1e-5, 1e-6));
+}
+
+TEST(KerasH5, TrainingResumesWhereKerasStopped) {
+  auto model = load_model(fixture_path("models/small.h5"));
+  auto logs = model->train_on_batch(read_npy(fixture_path("models/x.npy")), read_npy(fixture_path("models/y.npy")));
+  double expected_loss = read_npy(fixture_path("models/next_loss.npy")).data<float>()[0];
+  EXPECT_NEAR(logs.at("loss"), expected_loss, 1e-5 * expected_loss);
+  Tensor kernel = model->layers()[3]->weights()[0]->read();
+  EXPECT_TRUE(testing::all_close(kernel, read_npy(fixture_path("models/next_kernel.npy")), 1e-5, 1e-6));
+}
+
+std::unique_ptr<models::Sequential> trained_recipe_model() {
+  set_random_seed(3);
+  auto model = models::seed_cnn();
+  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  model->train_on_batch(read_npy(fixture_path("models/x.npy")), read_npy(fixture_path("models/y.npy")));
+  return model;
+}
+
+TEST(KerasH5, RoundTripKeepsWeightsOptimizerStateAndKerasLayout) {
+  auto model = trained_recipe_model();
+  fs::path path = scratch("round_trip.h5");
+  save_model(*model, path.string());
+  auto loaded = load_model(path.string());
+  for (size_t i = 0; i < model->weights().size(); ++i) {
+    EXPECT_TRUE(testing::all_close(loaded->weights()[i]->read(), model->weights()[i]->read(), 0, 0));
+    for (int slot = 0; slot < 2; ++slot) {
+      EXPECT_TRUE(testing::all_close(loaded->optimizer()->slot(i, slot), model->optimizer()->slot(i, slot), 0, 0));
+    }
+  }
+  EXPECT_EQ(loaded->optimizer()->iterations(), 1);
+  std::string layout = run("h5dump -H " + path.string());
+  for (const char* expected : {"GROUP \"model_weights\"", "GROUP \"optimizer_weights\"",
+                               "ATTRIBUTE \"model_config\"", "ATTRIBUTE \"training_config\"",
+                               "( 3, 3, 1, 32 )", "( 5408, 128 )", "DATASET \"sequential_dense_kernel_velocity\""}) {
+    EXPECT_NE(layout.find(expected), std::string::npos) << expected << "\n" << layout.substr(0, 2000);
+  }
+  // Loaded inside a strategy's scope, the model trains with that strategy.
+  auto strategy = distribute::Strategy::mirrored(distribute::split_cpu(2));
+  {
+    auto scope = strategy->scope();
+    EXPECT_EQ(load_model(path.string())->strategy().num_replicas_in_sync(), 2);
+  }
+  fs::remove(path);
+}
+
+TEST(KerasH5, TenfoldFileLoadsInKeras) {
+  auto model = trained_recipe_model();
+  fs::path path = scratch("for_keras.h5"), predictions = scratch("keras_predictions.npy");
+  save_model(*model, path.string());
+  const char* python = std::getenv("TENFOLD_KERAS_PYTHON");
+  std::string result = run(std::string(python ? python : "python3") + " " + TENFOLD_TESTS_DIR +
+                           "/io/keras_predict.py " + path.string() + " " +
+                           fixture_path("models/x.npy") + " " + predictions.string());
+  fs::remove(path);
+  if (result.rfind("77\n", 0) == 0) GTEST_SKIP() << result;
+  ASSERT_EQ(result.rfind("0\n", 0), 0u) << result;
+  Tensor expected = model->predict(read_npy(fixture_path("models/x.npy")));
+  EXPECT_TRUE(testing::all_close(read_npy(predictions.string()), expected, 1e-5, 1e-6)) << result;
+  fs::remove(predictions);
+}
+
+TEST(KerasH5, SavingReplacesTheOldFileOnlyWhenTheNewOneIsComplete) {
+  auto model = trained_recipe_model();
+  fs::path path = scratch("atomic.h5");
+  save_model(*model, path.string());
+  auto size = fs::file_size(path);
+  // A save that fails midway (an unwritable name inside the file is not possible to force
+  // portably; a model that is not built fails before writing) leaves the old file intact.
+  models::Sequential empty;
+  EXPECT_NE(error_of([&] { save_model(empty, path.string()); }).find("not built"), std::string::npos);
+  EXPECT_EQ(fs::file_size(path), size);
+  load_model(path.string());
+  for (const auto& entry : fs::directory_iterator(path.parent_path())) {
+    EXPECT_EQ(entry.path().string().find(path.string() + ".tmp"), std::string::npos) << "left " << entry.path();
+  }
+  fs::remove(path);
+}
+
+/// A copy of Tenfold's own file for the recipe's model, opened for editing with HDF5.
+struct EditableFile {
+  fs::path path;
+  hid_t file = -1;
+  std::string kernel, other_kernel;  // the Dense layers' kernels' paths
+  explicit EditableFile(const std::string& name) : path(scratch(name)) {
+    auto model = trained_recipe_model();
+    save_model(*model, path.string());
+    auto kernel_of = [&](size_t layer) {
+      std::string layer_name = model->layers()[layer]->name();
+      return "/model_weights/" + layer_name + "/" + model->name() + "/" + layer_name + "/kernel";
+    };
+    kernel = kernel_of(3);
+    other_kernel = kernel_of(4);
+    file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  }
+  /// The group holding the first Dense kernel, its kernel deleted.
+  Hdf5Object without_kernel() {
+    H5Ldelete(file, kernel.c_str(), H5P_DEFAULT);
+    return Hdf5Object(H5Gopen2(file, kernel.substr(0, kernel.rfind('/')).c_str(), H5P_DEFAULT), "");
+  }
+  void set_config(const std::string& attribute, const std::string& json) {
+    H5Adelete(file, attribute.c_str());
+    Hdf5Object root(H5Oopen(file, "/", H5P_DEFAULT), "");
+    root.write_string_attribute(attribute, json);
+  }
+  std::string load_error() {
+    H5Fclose(file);
+    file = -1;
+    return error_of([&] { load_model(path.string()); });
+  }
+  ~EditableFile() {
+    if (file >= 0) H5Fclose(file);
+    fs::remove(path);
+  }
+};
+
+TEST(KerasH5BadFiles, MissingNotHdf5AndTruncatedFiles) {
+  EXPECT_NE(error_of([] { load_model("/nonexistent/model.h5"); }).find("does not exist"), std::string::npos);
+  EXPECT_NE(error_of([] { load_model("model.json"); }).find("use .h5"), std::string::npos);
+  fs::path text = scratch("text.h5");
+  std::ofstream(text) << "not an hdf5 file";
+  EXPECT_NE(error_of([&] { load_model(text.string()); }).find("not an HDF5 file"), std::string::npos);
+  fs::remove(text);
+
+  auto model = trained_recipe_model();
+  fs::path whole = scratch("whole.h5"), cut = scratch("cut.h5");
+  save_model(*model, whole.string());
+  auto size = fs::file_size(whole);
+  for (double fraction : {0.001, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.9999}) {
+    fs::copy_file(whole, cut, fs::copy_options::overwrite_existing);
+    fs::resize_file(cut, uintmax_t(double(size) * fraction));
+    std::string message = error_of([&] { load_model(cut.string()); });
+    EXPECT_NE(message, "(no error)") << "truncated to " << fraction;
+    EXPECT_NE(message.find(cut.string()), std::string::npos) << message;
+  }
+  fs::remove(whole);
+  fs::remove(cut);
+}
+
+TEST(KerasH5BadFiles, UnknownAndLambdaLayersAreRefused) {
+  EditableFile lambda("lambda.h5");
+  lambda.set_config("model_config",
+                    R"({"class_name": "Sequential", "config": {"name": "s", "layers": [
+                         {"class_name": "InputLayer", "config": {"batch_shape": [null, 4]}},
+                         {"class_name": "Lambda", "config": {"name": "l", "function": "evil"}}]}})");
+  std::string message = lambda.load_error();
+  EXPECT_NE(message.find("Lambda"), std::string::npos) << message;
+  EditableFile functional("functional.h5");
+  functional.set_config("model_config", R"({"class_name": "Functional", "config": {}})");
+  message = functional.load_error();
+  EXPECT_NE(message.find("only Sequential models are supported"), std::string::npos) << message;
+}
+
+TEST(KerasH5BadFiles, DeepOrMalformedConfigsAreRefused) {
+  EditableFile deep("deep.h5");
+  deep.set_config("model_config", std::string(100000, '[') + std::string(100000, ']'));
+  std::string message = deep.load_error();
+  EXPECT_NE(message.find("nests deeper than 64 levels"), std::string::npos) << message;
+  EditableFile broken("broken.h5");
+  broken.set_config("model_config", "{\"class_name\": \"Sequential\", ");
+  message = broken.load_error();
+  EXPECT_NE(message.find("is not valid JSON"), std::string::npos) << message;
+}
+
+TEST(KerasH5BadFiles, ShapesDtypesAndMissingWeightsAreChecked) {
+  EditableFile shape("shape.h5");
+  std::vector<float> values(12);
+  shape.without_kernel().write_dataset("kernel", Shape{3, 4}, values.data());
+  std::string message = shape.load_error();
+  EXPECT_NE(message.find("has shape (3, 4) but the model config needs (5408, 128)"), std::string::npos) << message;
+
+  EditableFile integer("integer.h5");
+  integer.without_kernel().write_int64_scalar("kernel", 7);
+  message = integer.load_error();
+  EXPECT_NE(message.find("is not floating point"), std::string::npos) << message;
+
+  EditableFile missing("missing.h5");
+  missing.without_kernel();
+  message = missing.load_error();
+  EXPECT_NE(message.find("kernel: missing dataset"), std::string::npos) << message;
+}
+
+TEST(KerasH5BadFiles, SoftAndExternalLinksAreRefused) {
+  EditableFile soft("soft.h5");
+  soft.without_kernel();
+  H5Lcreate_soft(soft.other_kernel.c_str(), soft.file, soft.kernel.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  std::string message = soft.load_error();
+  EXPECT_NE(message.find("soft or external link"), std::string::npos) << message;
+
+  EditableFile external("external.h5");
+  external.without_kernel();
+  H5Lcreate_external("/etc/other.h5", "/data", external.file, external.kernel.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  message = external.load_error();
+  EXPECT_NE(message.find("soft or external link"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace tenfold::io

@@ -1,0 +1,57 @@
+"""Writes tests/fixtures/models/ with Keras (TensorFlow backend, from PyPI): a small model of
+the recipe's shape saved by model.save() as .h5, after 2 Adam steps, and what Keras computes
+with it, to check Tenfold reads Keras' files:
+  small.h5                 Conv2D(4, 3, relu), MaxPooling2D, Flatten, Dense(8, relu),
+                           Dense(10, softmax), compiled with Adam, SCCE, accuracy
+  x.npy, y.npy             8 Fashion-MNIST test images and labels
+  predictions.npy          small.h5's predictions for x
+  next_kernel.npy, next_loss.npy
+                           the first Dense kernel and the loss after one more
+                           train_on_batch(x, y) of the saved model: a model loaded from the
+                           file gets them only if the optimizer state (iteration, m, v) was
+                           restored. (Keras 3.15's own load of a legacy .h5 refuses to train:
+                           its restored optimizer does not know the model's variables.)
+
+Run: make fixtures   (or: python3 tools/make_model_fixtures.py)"""
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from fixture_common import FIXTURES, fashion_mnist, save  # noqa: E402
+
+OUT = os.path.join(FIXTURES, "models")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    (x_train, y_train), (x_test, y_test) = fashion_mnist()
+    keras.utils.set_random_seed(5)
+    model = keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        keras.layers.Conv2D(4, 3, activation="relu"),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(),
+        keras.layers.Dense(8, activation="relu"),
+        keras.layers.Dense(10, activation="softmax"),
+    ])
+    model.compile(optimizer=keras.optimizers.Adam(), loss=keras.losses.SparseCategoricalCrossentropy(),
+                  metrics=["accuracy"], jit_compile=False)
+    for step in range(2):
+        model.train_on_batch(x_train[step * 32:(step + 1) * 32], y_train[step * 32:(step + 1) * 32])
+    path = os.path.join(OUT, "small.h5")
+    model.save(path)
+    x, y = x_test[:8], y_test[:8]
+    save(OUT, "x", x)
+    save(OUT, "y", y, np.int32)
+    save(OUT, "predictions", keras.models.load_model(path).predict(x, verbose=0))
+    loss = model.train_on_batch(x, y, return_dict=True)["loss"]
+    save(OUT, "next_loss", np.array([loss]))
+    save(OUT, "next_kernel", model.layers[3].kernel.numpy())
+
+
+if __name__ == "__main__":
+    main()

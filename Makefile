@@ -17,11 +17,12 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
-	$(BUILD_DIR)/tenfold train
+	$(BUILD_DIR)/tenfold train --save $(BUILD_DIR)/multi_device_model.h5
 
 # Fast unit tests first, then the slow ones (real training runs), then the core (tensors,
 # input pipeline, data files) under sanitizers, then a short fuzzing run of the IDX reader.
 test: build
+	@scripts/install-keras-for-tests.sh $(BUILD_DIR)/keras-venv
 	cd $(BUILD_DIR) && ctest --output-on-failure -L unit
 	cd $(BUILD_DIR) && ctest --output-on-failure -L slow
 	$(MAKE) --no-print-directory sanitize fuzz

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/random.h"
 #include "datasets/mnist.h"
+#include "io/model_file.h"
 #include "models/seed_cnn.h"
 
 namespace tenfold::cli {
@@ -31,6 +32,8 @@ options:
   --batch-size N            global batch size, split across all replicas (default 512)
   --per-replica-batch N     or the batch of each replica: global = N x replicas
   --seed S                  seed for initial weights and shuffling (default 1337)
+  --save FILE.h5            save the trained model as a Keras .h5 file, load it back in the
+                            strategy's scope and evaluate it (as the recipe does)
   --history FILE.json       write Keras' History (per-epoch loss, accuracy, val_loss,
                             val_accuracy) as JSON
   --verbose 0|1|2           progress output as Keras' fit (default 1)
@@ -60,6 +63,7 @@ int train(const std::vector<std::string>& args) {
   int64_t per_replica_batch = arguments.take_integer("--per-replica-batch", 0, 1);
   uint64_t seed = uint64_t(arguments.take_integer("--seed", 1337, 0));
   std::string history_path = arguments.take("--history", "");
+  std::string save_path = arguments.take("--save", "");
   int verbose = int(arguments.take_integer("--verbose", 1, 0));
   auto strategy = resolve_and_connect(arguments);
   arguments.finish();
@@ -100,6 +104,14 @@ int train(const std::vector<std::string>& args) {
   auto result = model->evaluate(test_batches, 0);
   if (!chief) return 0;
   std::printf("Test loss: %.4f - test accuracy: %.4f\n", result.at("loss"), result.at("accuracy"));
+  if (!save_path.empty()) {
+    io::save_model(*model, save_path);
+    auto scope = strategy->scope();
+    auto loaded = io::load_model(save_path);
+    auto reloaded = loaded->evaluate(test_batches, 0);
+    std::printf("Saved %s; loaded back: test loss: %.4f - test accuracy: %.4f\n", save_path.c_str(),
+                reloaded.at("loss"), reloaded.at("accuracy"));
+  }
   if (!history_path.empty()) {
     std::ofstream out(history_path);
     out << history.to_json().dump(2) << "\n";

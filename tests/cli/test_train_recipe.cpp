@@ -34,13 +34,26 @@ CommandResult run_tenfold(const std::string& arguments) {
   return run(std::string(TENFOLD_BINARY) + " " + arguments);
 }
 
-TEST(TrainRecipe, OneEpochReaches84Percent) {
-  CommandResult result = run_tenfold("train --epochs 1 --verbose 2");
+TEST(TrainRecipe, OneEpochReaches84PercentAndSavesAModelThatLoadsBack) {
+  std::string model_path = (std::filesystem::temp_directory_path() / "tenfold_cli_model.h5").string();
+  CommandResult result = run_tenfold("train --epochs 1 --verbose 2 --save " + model_path);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   auto at = result.output.find("test accuracy: ");
   ASSERT_NE(at, std::string::npos) << result.output;
   double accuracy = std::stod(result.output.substr(at + 15));
   EXPECT_GE(accuracy, 0.84) << result.output;
+  // The file holds the same model: the same test metrics once loaded back.
+  auto loaded = result.output.find("loaded back: ");
+  ASSERT_NE(loaded, std::string::npos) << result.output;
+  double trained_loss = 0, trained_accuracy = 0, loaded_loss = 0, loaded_accuracy = 0;
+  std::sscanf(result.output.c_str() + result.output.find("Test loss: "),
+              "Test loss: %lf - test accuracy: %lf", &trained_loss, &trained_accuracy);
+  std::sscanf(result.output.c_str() + loaded, "loaded back: test loss: %lf - test accuracy: %lf",
+              &loaded_loss, &loaded_accuracy);
+  EXPECT_GT(loaded_loss, 0);
+  EXPECT_EQ(loaded_loss, trained_loss);
+  EXPECT_EQ(loaded_accuracy, trained_accuracy);
+  std::filesystem::remove(model_path);
 }
 
 // One run's curve moves by about 0.01 with the seed (for Keras and Tenfold alike), so the

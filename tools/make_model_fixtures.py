@@ -3,6 +3,8 @@ the recipe's shape saved by model.save() as .h5, after 2 Adam steps, and what Ke
 with it, to check Tenfold reads Keras' files:
   small.h5                 Conv2D(4, 3, relu), MaxPooling2D, Flatten, Dense(8, relu),
                            Dense(10, softmax), compiled with Adam, SCCE, accuracy
+  small.keras              the same model as a Keras 3 archive
+  small.weights.h5         its weights alone (model.save_weights)
   x.npy, y.npy             8 Fashion-MNIST test images and labels
   predictions.npy          small.h5's predictions for x
   next_kernel.npy, next_loss.npy
@@ -43,6 +45,10 @@ def main():
     for step in range(2):
         model.train_on_batch(x_train[step * 32:(step + 1) * 32], y_train[step * 32:(step + 1) * 32])
     path = os.path.join(OUT, "small.h5")
+    # The .keras archive first: after a legacy .h5 save, Keras 3.15 leaves the optimizer out of
+    # a later .keras file's compile_config.
+    model.save(os.path.join(OUT, "small.keras"))
+    model.save_weights(os.path.join(OUT, "small.weights.h5"))
     model.save(path)
     x, y = x_test[:8], y_test[:8]
     save(OUT, "x", x)

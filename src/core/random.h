@@ -21,6 +21,9 @@ class Random {
   float uniform(float low, float high) { return low + (high - low) * uniform(); }
   /// Uniform integer in [0, bound).
   uint64_t below(uint64_t bound) { return next_u64() % bound; }
+  /// The whole state: saved in a training backup, restored to resume the same sequence.
+  uint64_t state() const { return state_; }
+  void set_state(uint64_t state) { state_ = state; }
 
  private:
   uint64_t state_;

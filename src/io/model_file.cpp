@@ -1,11 +1,19 @@
 #include "io/model_file.h"
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/hdf5.h"
+#include "io/zip_archive.h"
 #include "losses/loss.h"
 #include "optimizers/optimizer.h"
 
@@ -20,18 +28,27 @@ constexpr const char* keras_version = "3.15.1";
 // Deeper JSON than any real model config: a file nesting more is refused, not recursed into.
 constexpr int max_config_depth = 64;
 
-std::string extension_of(const std::string& path) {
-  std::string extension = std::filesystem::path(path).extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return extension;
+// Keras' .keras archive may hold at most this much weight data here.
+constexpr uint64_t max_archive_entry_bytes = uint64_t(1) << 34;
+
+enum class Format { h5, keras, weights };
+
+Format format_of(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(".weights.h5")) return Format::weights;
+  if (ends_with(".h5") || ends_with(".hdf5")) return Format::h5;
+  if (ends_with(".keras")) return Format::keras;
+  throw Error(ErrorCode::invalid_argument,
+              "cannot tell the format of '" + path + "' from its extension: use .keras (Keras 3), "
+              ".h5 (Keras' HDF5 model file) or .weights.h5 (weights only)");
 }
 
 void check_h5(const std::string& path) {
-  std::string extension = extension_of(path);
-  check_argument(extension == ".h5" || extension == ".hdf5",
-                 "cannot tell the format of '" + path + "' from its extension: use .h5 (Keras' "
-                 "HDF5 model file)");
+  check_argument(format_of(path) == Format::h5, "'" + path + "' must be a Keras .h5 model file");
 }
 
 /// Keras' default optimizer names, which name the optimizer's group in the file.
@@ -119,24 +136,38 @@ json parse_config(const std::string& text, const std::string& where) {
   }
 }
 
+/// Layers with weights are matched in order, as Keras' HDF5 loader does (names differ when the
+/// same architecture was built after other models in a process).
 void read_weights(models::Sequential& model, const Hdf5Object& file) {
   Hdf5Object group = file.open_group("model_weights");
-  std::vector<std::string> layer_names = group.read_string_array_attribute("layer_names");
-  for (Layer* layer : model.layers()) {
-    std::vector<Variable*> weights = layer->weights();
-    if (weights.empty()) continue;
-    if (std::find(layer_names.begin(), layer_names.end(), layer->name()) == layer_names.end()) {
-      throw Error(ErrorCode::data_loss, group.path() + " has no weights for layer '" + layer->name() + "'");
-    }
-    Hdf5Object layer_group = group.open_group(layer->name());
+  std::vector<Hdf5Object> file_layers;  // the file's layers that hold weights, in order
+  std::vector<std::vector<std::string>> file_weight_names;
+  for (const std::string& name : group.read_string_array_attribute("layer_names")) {
+    Hdf5Object layer_group = group.open_group(name);
     std::vector<std::string> names = layer_group.read_string_array_attribute("weight_names");
+    if (names.empty()) continue;
+    file_layers.push_back(std::move(layer_group));
+    file_weight_names.push_back(std::move(names));
+  }
+  std::vector<Layer*> layers;
+  for (Layer* layer : model.layers()) {
+    if (!layer->weights().empty()) layers.push_back(layer);
+  }
+  if (layers.size() != file_layers.size()) {
+    throw Error(ErrorCode::data_loss, group.path() + " holds weights for " + std::to_string(file_layers.size()) +
+                                          " layers; the model has " + std::to_string(layers.size()) +
+                                          " layers with weights");
+  }
+  for (size_t l = 0; l < layers.size(); ++l) {
+    std::vector<Variable*> weights = layers[l]->weights();
+    const std::vector<std::string>& names = file_weight_names[l];
     if (names.size() != weights.size()) {
-      throw Error(ErrorCode::data_loss, layer_group.path() + " lists " + std::to_string(names.size()) +
-                                            " weights; layer '" + layer->name() + "' has " +
+      throw Error(ErrorCode::data_loss, file_layers[l].path() + " lists " + std::to_string(names.size()) +
+                                            " weights; layer '" + layers[l]->name() + "' has " +
                                             std::to_string(weights.size()));
     }
     for (size_t i = 0; i < weights.size(); ++i) {
-      weights[i]->assign(layer_group.read_dataset(names[i], weights[i]->shape()));
+      weights[i]->assign(file_layers[l].read_dataset(names[i], weights[i]->shape()));
     }
   }
 }
@@ -173,27 +204,234 @@ void compile_from(models::Sequential& model, const json& config) {
     check_argument(metric.is_string(), "only named metrics are supported, got " + metric.dump());
     metrics.push_back(metric.get<std::string>());
   }
-  model.compile(optimizers::from_config(config.at("optimizer_config")), losses::get(loss_name), metrics);
+  const json& optimizer = config.contains("optimizer_config") ? config.at("optimizer_config") : config.at("optimizer");
+  model.compile(optimizers::from_config(optimizer), losses::get(loss_name), metrics);
+}
+
+/// Keras' naming.to_snake_case: "MaxPooling2D" -> "max_pooling2d".
+std::string to_snake_case(const std::string& class_name) {
+  std::string name = std::regex_replace(class_name, std::regex("(.)([A-Z][a-z]+)"), "$1_$2");
+  name = std::regex_replace(name, std::regex("([a-z])([A-Z])"), "$1_$2");
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return name;
+}
+
+/// The keys Keras 3 files its layers under: the class in snake case, numbered from the
+/// second of a class ("dense", "dense_1"), whatever the layers are named.
+std::vector<std::string> keras3_layer_keys(const models::Sequential& model) {
+  std::map<std::string, int> used;
+  std::vector<std::string> keys;
+  for (Layer* layer : model.layers()) {
+    std::string key = to_snake_case(layer->class_name());
+    auto [entry, first] = used.try_emplace(key, 0);
+    if (!first) {
+      key += '_';
+      key += std::to_string(++entry->second);
+    }
+    keys.push_back(key);
+  }
+  return keys;
+}
+
+/// Keras 3's weights layout (model.weights.h5 in a .keras archive, and .weights.h5 files):
+///   /layers/<key>/vars/0, 1, ...     (key: keras3_layer_keys; @name = the layer's name)
+///   /optimizer/vars/0 iteration, 1 learning_rate, then each weight's slots in turn
+///   /vars                            (@name = the model's name; the model's own weights: none)
+void write_keras3_weights(const models::Sequential& model, const Hdf5Object& file, bool with_optimizer) {
+  Hdf5Object layers = file.create_group("layers");
+  std::vector<std::string> keys = keras3_layer_keys(model);
+  for (size_t l = 0; l < keys.size(); ++l) {
+    Layer* layer = model.layers()[l];
+    Hdf5Object vars = layers.create_group(keys[l]).create_group("vars");
+    vars.write_string_attribute("name", layer->name());
+    int index = 0;
+    for (const Variable* weight : std::as_const(*layer).weights()) {
+      Tensor value = weight->read();
+      vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>());
+    }
+  }
+  if (with_optimizer && model.optimizer()) {
+    optimizers::Optimizer& optimizer = *model.optimizer();
+    Hdf5Object vars = file.create_group("optimizer").create_group("vars");
+    vars.write_string_attribute("name", keras_optimizer_name(optimizer.class_name()));
+    vars.write_int64_scalar("0", optimizer.iterations());
+    float learning_rate = optimizer.learning_rate();
+    vars.write_dataset("1", Shape{}, &learning_rate);
+    int index = 2;
+    std::vector<Variable*> weights = model.weights();
+    for (size_t i = 0; i < weights.size(); ++i) {
+      for (size_t k = 0; k < optimizer.slot_names().size(); ++k) {
+        Tensor value = weights[i]->to_keras_layout(optimizer.slot(i, int(k)));
+        vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>());
+      }
+    }
+  }
+  file.create_group("vars").write_string_attribute("name", model.name());
+}
+
+/// Layers are matched by their keys, as Keras 3 does.
+void read_keras3_weights(models::Sequential& model, const Hdf5Object& file, bool with_optimizer) {
+  Hdf5Object layers = file.open_group("layers");
+  std::vector<std::string> keys = keras3_layer_keys(model);
+  for (size_t l = 0; l < keys.size(); ++l) {
+    Layer* layer = model.layers()[l];
+    std::vector<Variable*> weights = layer->weights();
+    if (weights.empty()) continue;
+    Hdf5Object vars = layers.open_group(keys[l] + "/vars");
+    for (size_t i = 0; i < weights.size(); ++i) {
+      weights[i]->assign(vars.read_dataset(std::to_string(i), weights[i]->shape()));
+    }
+    if (vars.has_child(std::to_string(weights.size()))) {
+      throw Error(ErrorCode::data_loss, vars.path() + " holds more weights than layer '" + layer->name() + "' has");
+    }
+  }
+  if (!with_optimizer || !model.optimizer() || !file.has_child("optimizer")) return;
+  optimizers::Optimizer& optimizer = *model.optimizer();
+  Hdf5Object vars = file.open_group("optimizer/vars");
+  optimizer.set_iterations(vars.read_int64_scalar("0"));
+  optimizer.set_learning_rate(vars.read_dataset("1", Shape{}).data<float>()[0]);
+  std::vector<Variable*> weights = model.weights();
+  size_t slots = optimizer.slot_names().size();
+  for (size_t i = 0; i < weights.size(); ++i) {
+    for (size_t k = 0; k < slots; ++k) {
+      Tensor value = vars.read_dataset(std::to_string(2 + i * slots + k), weights[i]->shape());
+      weights[i]->from_keras_layout(value, optimizer.slot(i, int(k)));
+    }
+  }
+}
+
+/// A scratch file for an HDF5 image going into or coming out of a .keras archive.
+struct ScratchFile {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("tenfold-" + std::to_string(getpid()) + "-" +
+                       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".h5"))
+                         .string();
+  ~ScratchFile() { std::filesystem::remove(path); }
+  std::string read() const {
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << file.rdbuf();
+    return bytes.str();
+  }
+};
+
+void save_keras_archive(const models::Sequential& model, const std::string& path) {
+  json config = model.to_config();
+  config["module"] = "keras";
+  config["registered_name"] = nullptr;
+  json input_shape = json::array({nullptr});
+  for (int64_t dim : model.input_shape().dims()) input_shape.push_back(dim);
+  config["build_config"] = {{"input_shape", input_shape}};
+  // Keras 3 finds classes by module; its .h5 loader does without.
+  for (json& layer : config.at("config").at("layers")) {
+    layer["module"] = "keras.layers";
+    layer["registered_name"] = nullptr;
+  }
+  if (model.optimizer()) {
+    json compile = training_config(model);
+    compile["optimizer"] = compile.at("optimizer_config");
+    compile["optimizer"]["module"] = "keras.optimizers";
+    compile["optimizer"]["registered_name"] = nullptr;
+    compile["loss"]["module"] = "keras.losses";
+    compile["loss"]["registered_name"] = nullptr;
+    compile.erase("optimizer_config");
+    config["compile_config"] = compile;
+  }
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d@%H:%M:%S", std::localtime(&now));
+  json metadata = {{"keras_version", keras_version}, {"date_saved", date}};
+  ScratchFile weights;
+  {
+    Hdf5Object file = create_hdf5_file(weights.path);
+    write_keras3_weights(model, file, true);
+  }
+  std::string weight_bytes = weights.read();
+  replace_file_atomically(path, [&](const std::string& temporary) {
+    write_zip(temporary, {{"metadata.json", metadata.dump()},
+                          {"config.json", config.dump()},
+                          {"model.weights.h5", weight_bytes}});
+  });
+}
+
+std::unique_ptr<models::Sequential> load_keras_archive(const std::string& path) {
+  json config = parse_config(read_zip_entry(path, "config.json", uint64_t(1) << 26), path + ":config.json");
+  std::unique_ptr<models::Sequential> model;
+  try {
+    model = models::Sequential::from_config(config);
+    if (config.contains("compile_config") && !config.at("compile_config").is_null()) {
+      compile_from(*model, config.at("compile_config"));
+    }
+  } catch (const Error& error) {
+    throw Error(error.code(), path + ": " + error.what());
+  } catch (const json::exception& error) {
+    throw Error(ErrorCode::data_loss, path + ": the model config is malformed: " + error.what());
+  }
+  ScratchFile weights;
+  {
+    std::ofstream out(weights.path, std::ios::binary);
+    out << read_zip_entry(path, "model.weights.h5", max_archive_entry_bytes);
+  }
+  Hdf5Object file = open_hdf5_file(weights.path);
+  read_keras3_weights(*model, file, true);
+  return model;
 }
 
 }  // namespace
 
-void save_model(const models::Sequential& model, const std::string& path) {
-  check_h5(path);
+void save_weights(const models::Sequential& model, const std::string& path) {
+  check_argument(format_of(path) == Format::weights, "save_weights writes .weights.h5 files, got '" + path + "'");
+  replace_file_atomically(path, [&](const std::string& temporary) {
+    write_keras3_weights(model, create_hdf5_file(temporary), false);
+  });
+}
+
+void load_weights(models::Sequential& model, const std::string& path) {
+  check_argument(format_of(path) == Format::weights, "load_weights reads .weights.h5 files, got '" + path + "'");
+  read_keras3_weights(model, open_hdf5_file(path), false);
+}
+
+void save_model(const models::Sequential& model, const std::string& path,
+                const json& training_state) {
   check_argument(model.built(), "model '" + model.name() + "' is not built: nothing to save");
+  Format format = format_of(path);
+  check_argument(format != Format::weights, "'" + path + "' is a weights file: use save_weights, or a .keras or .h5 path");
+  if (format == Format::keras) {
+    check_argument(training_state.is_null(), "backups are .h5 files");
+    save_keras_archive(model, path);
+    return;
+  }
   replace_file_atomically(path, [&](const std::string& temporary) {
     Hdf5Object file = create_hdf5_file(temporary);
     file.write_string_attribute("keras_version", keras_version);
     file.write_string_attribute("backend", "tensorflow");
     file.write_string_attribute("model_config", model.to_config().dump());
     if (model.optimizer()) file.write_string_attribute("training_config", training_config(model).dump());
+    if (!training_state.is_null()) file.write_string_attribute("tenfold_training_state", training_state.dump());
     write_weights(model, file);
     if (model.optimizer()) write_optimizer(model, file);
   });
 }
 
-std::unique_ptr<models::Sequential> load_model(const std::string& path) {
+json read_training_state(const std::string& path) {
   check_h5(path);
+  Hdf5Object file = open_hdf5_file(path);
+  if (!file.has_attribute("tenfold_training_state")) return nullptr;
+  return parse_config(file.read_string_attribute("tenfold_training_state"), path + "@tenfold_training_state");
+}
+
+void restore_model(models::Sequential& model, const std::string& path) {
+  check_h5(path);
+  check_argument(model.optimizer() != nullptr, "restoring " + path + " needs a compiled model");
+  Hdf5Object file = open_hdf5_file(path);
+  read_weights(model, file);
+  read_optimizer(model, file);
+}
+
+std::unique_ptr<models::Sequential> load_model(const std::string& path) {
+  Format format = format_of(path);
+  check_argument(format != Format::weights, "'" + path + "' holds weights only: build the model, then load_weights");
+  if (format == Format::keras) return load_keras_archive(path);
   Hdf5Object file = open_hdf5_file(path);
   json config = parse_config(file.read_string_attribute("model_config"), path + "@model_config");
   std::unique_ptr<models::Sequential> model;

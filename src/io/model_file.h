@@ -19,8 +19,23 @@
 namespace tenfold::io {
 
 /// Writes the model, its compile configuration and optimizer state. The format follows the
-/// extension: `.h5` (or `.hdf5`).
-void save_model(const models::Sequential& model, const std::string& path);
+/// extension: `.keras` (Keras 3: a zip of metadata.json, config.json and model.weights.h5
+/// with /layers/<layer>/vars/<i> and /optimizer/vars/<i>) or `.h5` (or `.hdf5`). A non-null `training_state` (where training is, for
+/// backups) is stored too, as the root attribute tenfold_training_state (Keras ignores it).
+void save_model(const models::Sequential& model, const std::string& path,
+                const nlohmann::json& training_state = nullptr);
+
+/// Weights alone, in Keras 3's .weights.h5 layout (model.save_weights / load_weights; layers
+/// matched by class and position, as Keras 3 does).
+void save_weights(const models::Sequential& model, const std::string& path);
+void load_weights(models::Sequential& model, const std::string& path);
+
+/// The training_state a backup was saved with (null when the file has none).
+nlohmann::json read_training_state(const std::string& path);
+
+/// Reads weights and optimizer state from a file into `model`, which must have the file's
+/// architecture and be compiled with its optimizer (a backup of the same run).
+void restore_model(models::Sequential& model, const std::string& path);
 
 /// Rebuilds the model from a file: architecture, weights and, when the file holds them, the
 /// compile configuration and optimizer state. Called inside a strategy's scope, the model

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "callbacks/callback.h"
 #include "data/dataset.h"
 #include "distribute/strategy.h"
 #include "layers/layer.h"
@@ -31,6 +32,16 @@ struct FitOptions {
   bool shuffle = true;
   /// Seeds the per-epoch shuffle of arrays.
   uint64_t shuffle_seed = 0;
+  /// Called as training goes (keras.callbacks): checkpoints, backups, early stopping, ...
+  std::vector<std::shared_ptr<callbacks::Callback>> callbacks;
+  /// The epoch to start at (earlier ones count as done).
+  int initial_epoch = 0;
+};
+
+/// Where training is: the epoch, and the batch within it that runs next.
+struct TrainingPosition {
+  int epoch = 0;
+  int64_t batch = 0;
 };
 
 class Sequential {
@@ -82,6 +93,12 @@ class Sequential {
   static std::unique_ptr<Sequential> from_config(const nlohmann::json& config);
   const std::vector<std::string>& metric_names() const { return metric_names_; }
 
+  /// Asks fit to stop after the current batch (Keras' model.stop_training = True).
+  void stop_training() { stop_training_ = true; }
+  bool stopping() const { return stop_training_; }
+  /// Where fit starts; a callback may move it in on_train_begin (to resume a run).
+  void set_start_position(TrainingPosition position) { start_position_ = position; }
+
   optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
   losses::Loss* loss() const { return loss_.get(); }
 
@@ -119,6 +136,8 @@ class Sequential {
   std::vector<std::string> metric_names_;
   std::shared_ptr<distribute::Strategy> strategy_;
   bool warned_outside_scope_ = false;
+  bool stop_training_ = false;
+  TrainingPosition start_position_;
   // Per local replica: its compiled steps by (batch, training).
   std::vector<std::map<std::pair<int64_t, bool>, std::unique_ptr<CompiledStep>>> replica_steps_;
 };

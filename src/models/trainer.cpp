@@ -259,23 +259,35 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
   bool warned_input_bound = false;
   History history;
 
-  for (int epoch = 0; epoch < options.epochs; ++epoch) {
+  stop_training_ = false;
+  start_position_ = {options.initial_epoch, 0};
+  for (auto& callback : options.callbacks) callback->set_model(this);
+  for (auto& callback : options.callbacks) callback->on_train_begin();
+  const TrainingPosition start = start_position_;
+  Logs logs;
+  for (int epoch = start.epoch; epoch < options.epochs && !stop_training_; ++epoch) {
     loss_tracker.reset_state();
     for (auto& metric : metrics) metric->reset_state();
+    for (auto& callback : options.callbacks) callback->on_epoch_begin(epoch);
     if (verbose > 0) std::printf("Epoch %d/%d\n", epoch + 1, options.epochs);
     ProgressBar bar(dataset.cardinality(), verbose);
     Clock::time_point epoch_start = Clock::now();
     double waiting = 0;
     int64_t steps = 0;
     auto iterator = dataset.iterate(uint64_t(epoch));
-    while (true) {
+    // Resuming inside an epoch: the same pass, its first batches already applied.
+    for (int64_t skip = epoch == start.epoch ? start.batch : 0; skip > 0 && iterator->next(); --skip) ++steps;
+    while (!stop_training_) {
       Clock::time_point wait_start = Clock::now();
       std::optional<data::Element> batch = iterator->next();
       waiting += seconds_since(wait_start);
       if (!batch) break;
       auto [x, y] = features_and_labels(*this, *batch);
+      for (auto& callback : options.callbacks) callback->on_train_batch_begin(steps);
       run_batch(x, y, true, loss_tracker, metrics);
-      bar.update(++steps, collect_logs(loss_tracker, metrics));
+      Logs batch_logs = collect_logs(loss_tracker, metrics);
+      for (auto& callback : options.callbacks) callback->on_train_batch_end(steps, batch_logs);
+      bar.update(++steps, batch_logs);
     }
     check_argument(steps > 0, "the training dataset produced no batches in epoch " +
                                   std::to_string(epoch + 1) +
@@ -289,7 +301,7 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
                    100 * waiting / elapsed, epoch + 1, waiting, elapsed);
       warned_input_bound = true;
     }
-    Logs logs = collect_logs(loss_tracker, metrics);
+    logs = collect_logs(loss_tracker, metrics);
     if (validation) {
       auto results = evaluate(*validation, 0);
       for (const auto& [name, value] : collect_logs(loss_tracker, metrics)) {  // Keras' order
@@ -299,7 +311,9 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
     bar.finish(logs, steps);
     history.epoch.push_back(epoch);
     for (const auto& [name, value] : logs) history.history[name].push_back(value);
+    for (auto& callback : options.callbacks) callback->on_epoch_end(epoch, logs);
   }
+  for (auto& callback : options.callbacks) callback->on_train_end(logs);
   return history;
 }
 

@@ -45,8 +45,11 @@ std::string run(const std::string& command) {
   return std::to_string(WEXITSTATUS(status)) + "\n" + output;
 }
 
-TEST(KerasH5, KerasFileLoadsWithKerasPredictions) {
-  auto model = load_model(fixture_path("models/small.h5"));
+// Keras' own files of one model, in both formats: .h5 and the Keras 3 .keras archive.
+class KerasFiles : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KerasFiles, LoadWithKerasPredictions) {
+  auto model = load_model(fixture_path("models/small" + GetParam()));
   EXPECT_EQ(model->layers().size(), 5u);
   EXPECT_EQ(model->optimizer()->class_name(), "Adam");
   EXPECT_EQ(model->optimizer()->iterations(), 2);
@@ -55,13 +58,30 @@ TEST(KerasH5, KerasFileLoadsWithKerasPredictions) {
   EXPECT_TRUE(testing::all_close(predictions, read_npy(fixture_path("models/predictions.npy")), 1e-5, 1e-6));
 }
 
-TEST(KerasH5, TrainingResumesWhereKerasStopped) {
-  auto model = load_model(fixture_path("models/small.h5"));
+TEST_P(KerasFiles, TrainingResumesWhereKerasStopped) {
+  auto model = load_model(fixture_path("models/small" + GetParam()));
   auto logs = model->train_on_batch(read_npy(fixture_path("models/x.npy")), read_npy(fixture_path("models/y.npy")));
   double expected_loss = read_npy(fixture_path("models/next_loss.npy")).data<float>()[0];
   EXPECT_NEAR(logs.at("loss"), expected_loss, 1e-5 * expected_loss);
   Tensor kernel = model->layers()[3]->weights()[0]->read();
   EXPECT_TRUE(testing::all_close(kernel, read_npy(fixture_path("models/next_kernel.npy")), 1e-5, 1e-6));
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, KerasFiles, ::testing::Values(".h5", ".keras"));
+
+TEST(KerasWeights, KerasWeightsFileLoadsIntoTheSameArchitecture) {
+  auto model = load_model(fixture_path("models/small.h5"));
+  auto fresh = models::Sequential::from_config(model->to_config());
+  load_weights(*fresh, fixture_path("models/small.weights.h5"));
+  Tensor x = read_npy(fixture_path("models/x.npy"));
+  EXPECT_TRUE(testing::all_close(fresh->predict(x), read_npy(fixture_path("models/predictions.npy")), 1e-5, 1e-6));
+  fs::path path = scratch("round.weights.h5");
+  save_weights(*model, path.string());
+  auto again = models::Sequential::from_config(model->to_config());
+  load_weights(*again, path.string());
+  EXPECT_TRUE(testing::all_close(again->predict(x), model->predict(x), 0, 0));
+  EXPECT_NE(error_of([&] { save_weights(*model, "weights.h5"); }).find(".weights.h5"), std::string::npos);
+  fs::remove(path);
 }
 
 std::unique_ptr<models::Sequential> trained_recipe_model() {
@@ -99,9 +119,11 @@ TEST(KerasH5, RoundTripKeepsWeightsOptimizerStateAndKerasLayout) {
   fs::remove(path);
 }
 
-TEST(KerasH5, TenfoldFileLoadsInKeras) {
+class TenfoldFiles : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TenfoldFiles, LoadInKeras) {
   auto model = trained_recipe_model();
-  fs::path path = scratch("for_keras.h5"), predictions = scratch("keras_predictions.npy");
+  fs::path path = scratch("for_keras" + GetParam()), predictions = scratch("keras_predictions.npy");
   save_model(*model, path.string());
   const char* python = std::getenv("TENFOLD_KERAS_PYTHON");
   if (python && !fs::exists(python)) GTEST_SKIP() << python << " does not exist: Keras was not installed";
@@ -114,6 +136,36 @@ TEST(KerasH5, TenfoldFileLoadsInKeras) {
   Tensor expected = model->predict(read_npy(fixture_path("models/x.npy")));
   EXPECT_TRUE(testing::all_close(read_npy(predictions.string()), expected, 1e-5, 1e-6)) << result;
   fs::remove(predictions);
+}
+
+TEST_P(TenfoldFiles, RoundTripInTenfold) {
+  auto model = trained_recipe_model();
+  fs::path path = scratch("round" + GetParam());
+  save_model(*model, path.string());
+  auto loaded = load_model(path.string());
+  for (size_t i = 0; i < model->weights().size(); ++i) {
+    EXPECT_TRUE(testing::all_close(loaded->weights()[i]->read(), model->weights()[i]->read(), 0, 0));
+    EXPECT_TRUE(testing::all_close(loaded->optimizer()->slot(i, 1), model->optimizer()->slot(i, 1), 0, 0));
+  }
+  EXPECT_EQ(loaded->optimizer()->iterations(), 1);
+  fs::remove(path);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, TenfoldFiles, ::testing::Values(".h5", ".keras"));
+
+TEST(KerasArchive, DamagedArchivesAreClearErrors) {
+  fs::path text = scratch("text.keras");
+  std::ofstream(text) << "not a zip";
+  EXPECT_NE(error_of([&] { load_model(text.string()); }).find("not a zip archive"), std::string::npos);
+  fs::path cut = scratch("cut.keras");
+  auto size = fs::file_size(fixture_path("models/small.keras"));
+  for (double fraction : {0.05, 0.5, 0.95, 0.999}) {
+    fs::copy_file(fixture_path("models/small.keras"), cut, fs::copy_options::overwrite_existing);
+    fs::resize_file(cut, uintmax_t(double(size) * fraction));
+    EXPECT_NE(error_of([&] { load_model(cut.string()); }), "(no error)") << fraction;
+  }
+  fs::remove(text);
+  fs::remove(cut);
 }
 
 TEST(KerasH5, SavingReplacesTheOldFileOnlyWhenTheNewOneIsComplete) {
@@ -172,7 +224,7 @@ struct EditableFile {
 
 TEST(KerasH5BadFiles, MissingNotHdf5AndTruncatedFiles) {
   EXPECT_NE(error_of([] { load_model("/nonexistent/model.h5"); }).find("does not exist"), std::string::npos);
-  EXPECT_NE(error_of([] { load_model("model.json"); }).find("use .h5"), std::string::npos);
+  EXPECT_NE(error_of([] { load_model("model.json"); }).find("use .keras (Keras 3), .h5"), std::string::npos);
   fs::path text = scratch("text.h5");
   std::ofstream(text) << "not an hdf5 file";
   EXPECT_NE(error_of([&] { load_model(text.string()); }).find("not an HDF5 file"), std::string::npos);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "callbacks/backup_and_restore.h"
 #include "cli/cluster.h"
 #include "cli/commands.h"
 #include "core/error.h"
@@ -34,6 +35,10 @@ options:
   --seed S                  seed for initial weights and shuffling (default 1337)
   --save FILE.h5            save the trained model as a Keras .h5 file, load it back in the
                             strategy's scope and evaluate it (as the recipe does)
+  --backup-dir DIR          back up training there (every epoch, or --backup-freq N batches);
+                            rerunning the same command after a crash resumes from the last
+                            backup (Keras' BackupAndRestore)
+  --backup-freq N           batches between backups (default: at each epoch's end)
   --history FILE.json       write Keras' History (per-epoch loss, accuracy, val_loss,
                             val_accuracy) as JSON
   --verbose 0|1|2           progress output as Keras' fit (default 1)
@@ -64,6 +69,8 @@ int train(const std::vector<std::string>& args) {
   uint64_t seed = uint64_t(arguments.take_integer("--seed", 1337, 0));
   std::string history_path = arguments.take("--history", "");
   std::string save_path = arguments.take("--save", "");
+  std::string backup_dir = arguments.take("--backup-dir", "");
+  int64_t backup_freq = arguments.take_integer("--backup-freq", 0, 1);
   int verbose = int(arguments.take_integer("--verbose", 1, 0));
   auto strategy = resolve_and_connect(arguments);
   arguments.finish();
@@ -99,6 +106,10 @@ int train(const std::vector<std::string>& args) {
   fit.epochs = epochs;
   fit.verbose = verbose;
   fit.validation_dataset = test_batches;
+  check_argument(!backup_freq || !backup_dir.empty(), "--backup-freq needs --backup-dir");
+  if (!backup_dir.empty()) {
+    fit.callbacks.push_back(std::make_shared<callbacks::BackupAndRestore>(backup_dir, backup_freq));
+  }
   models::History history = model->fit(train_batches, fit);
 
   auto result = model->evaluate(test_batches, 0);

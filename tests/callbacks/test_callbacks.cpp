@@ -1,0 +1,239 @@
+// keras.callbacks in fit: a run interrupted and resumed from BackupAndRestore ends where an
+// uninterrupted one does; a damaged newest backup falls back to the previous one; saves are
+// crash-safe at every step; the other callbacks keep Keras' behaviour.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "callbacks/backup_and_restore.h"
+#include "callbacks/keras_callbacks.h"
+#include "core/error.h"
+#include "core/random.h"
+#include "io/model_file.h"
+#include "layers/dense.h"
+#include "layers/input.h"
+#include "optimizers/adam.h"
+#include "models/sequential.h"
+#include "support/check.h"
+
+namespace tenfold::callbacks {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  fs::path path = fs::temp_directory_path() / ("tenfold_callbacks_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(path);
+  return path;
+}
+
+std::unique_ptr<models::Sequential> small_model(float learning_rate = 0.01f) {
+  set_random_seed(3);
+  auto model = std::make_unique<models::Sequential>(std::vector<std::shared_ptr<Layer>>{
+      layers::Input({4}),
+      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 8, .activation = "relu"}),
+      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"})});
+  model->compile(std::make_shared<optimizers::Adam>(learning_rate),
+                 losses::get("sparse_categorical_crossentropy"), {"accuracy"});
+  return model;
+}
+
+/// 60 samples, shuffled with a seed (the same batches for the same epoch), batches of 8.
+data::Dataset batches() {
+  Tensor x(Shape{60, 4}), y(Shape{60}, DType::int32);
+  auto values = testing::random_values(240, 9);
+  std::copy(values.begin(), values.end(), x.data<float>());
+  for (int i = 0; i < 60; ++i) y.data<int32_t>()[i] = int32_t(values[size_t(i) * 4] > 0) + int32_t(values[size_t(i) * 4 + 1] > 0.5);
+  return data::Dataset::from_tensor_slices({x, y}).shuffle(60, 7).batch(8);
+}
+
+models::FitOptions options(int epochs, std::vector<std::shared_ptr<Callback>> callbacks) {
+  models::FitOptions fit;
+  fit.epochs = epochs;
+  fit.verbose = 0;
+  fit.callbacks = std::move(callbacks);
+  return fit;
+}
+
+/// Throws at a given global batch: a crash in the middle of an epoch.
+struct CrashAt : Callback {
+  int64_t at;
+  explicit CrashAt(int64_t batch) : at(batch) {}
+  void on_train_batch_end(int64_t, const Logs&) override {
+    if (model().optimizer()->iterations() == at) throw Error(ErrorCode::internal, "simulated crash");
+  }
+};
+
+void expect_same_weights(models::Sequential& a, models::Sequential& b) {
+  EXPECT_EQ(a.optimizer()->iterations(), b.optimizer()->iterations()) << "batches applied";
+  for (size_t i = 0; i < a.weights().size(); ++i) {
+    EXPECT_TRUE(testing::all_close(a.weights()[i]->read(), b.weights()[i]->read(), 1e-6, 1e-7)) << "weight " << i;
+  }
+}
+
+TEST(BackupAndRestore, AResumedRunEndsWhereAnUninterruptedOneDoes) {
+  auto uninterrupted = small_model();
+  uninterrupted->fit(batches(), options(4, {}));
+
+  fs::path dir = scratch("backups");
+  auto interrupted = small_model();
+  EXPECT_THROW(interrupted->fit(batches(), options(4, {std::make_shared<BackupAndRestore>(dir.string(), 3),
+                                                       std::make_shared<CrashAt>(19)})),
+               Error);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 2) << "two backups kept";
+  auto resumed = small_model();
+  ::testing::internal::CaptureStdout();
+  resumed->fit(batches(), options(4, {std::make_shared<BackupAndRestore>(dir.string(), 3)}));
+  std::string output = ::testing::internal::GetCapturedStdout();
+  // 8 batches per epoch: the backup after batch 18 is epoch 3, batch 2.
+  EXPECT_NE(output.find("resuming at epoch 3, batch 2 (18 batches applied)"), std::string::npos) << output;
+  expect_same_weights(*resumed, *uninterrupted);
+  EXPECT_FALSE(fs::exists(dir) && !fs::is_empty(dir)) << "backups are deleted at the end";
+  fs::remove_all(dir);
+}
+
+TEST(BackupAndRestore, ADamagedNewestBackupFallsBackToThePreviousOne) {
+  auto uninterrupted = small_model();
+  uninterrupted->fit(batches(), options(3, {}));
+  fs::path dir = scratch("damaged");
+  auto interrupted = small_model();
+  EXPECT_THROW(interrupted->fit(batches(), options(3, {std::make_shared<BackupAndRestore>(dir.string()),
+                                                       std::make_shared<CrashAt>(20)})),
+               Error);
+  fs::path newest = dir / "backup-000000000016.h5";  // epoch backups after 8 and 16 batches
+  ASSERT_TRUE(fs::exists(newest));
+  fs::resize_file(newest, fs::file_size(newest) / 2);
+  auto resumed = small_model();
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  resumed->fit(batches(), options(3, {std::make_shared<BackupAndRestore>(dir.string())}));
+  std::string output = ::testing::internal::GetCapturedStdout();
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(warnings.find("backup-000000000016.h5 cannot be restored"), std::string::npos) << warnings;
+  EXPECT_NE(output.find("resuming at epoch 2, batch 0"), std::string::npos) << output;
+  expect_same_weights(*resumed, *uninterrupted);
+  fs::remove_all(dir);
+}
+
+TEST(CrashSafety, EveryStepOfASaveLeavesTheOldOrTheNewFileLoadable) {
+  fs::path path = scratch("checkpoint.h5");
+  auto old_model = small_model();
+  io::save_model(*old_model, path.string());
+  auto new_model = small_model();
+  new_model->fit(batches(), options(1, {}));
+  for (const char* point : {"written", "synced", "renamed"}) {
+    SCOPED_TRACE(point);
+    io::save_model(*old_model, path.string());
+    pid_t child = fork();
+    if (child == 0) {
+      setenv("TENFOLD_TEST_CRASH_AT", point, 1);
+      io::save_model(*new_model, path.string());
+      _exit(0);  // not reached: the save ends the process at `point`
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_EQ(WEXITSTATUS(status), 86);
+    auto loaded = io::load_model(path.string());
+    int64_t iterations = loaded->optimizer()->iterations();
+    EXPECT_TRUE(iterations == 0 || iterations == 8) << iterations;
+    EXPECT_EQ(iterations, std::string(point) == "renamed" ? 8 : 0);
+    for (const auto& entry : fs::directory_iterator(path.parent_path())) {
+      if (entry.path().string().rfind(path.string() + ".tmp", 0) == 0) fs::remove(entry.path());
+    }
+  }
+  fs::remove(path);
+}
+
+TEST(EarlyStopping, StopsAfterPatienceEpochsWithoutImprovement) {
+  auto model = small_model(0.0f);  // nothing changes: no epoch improves on the first
+  auto stopping = std::make_shared<EarlyStopping>(EarlyStopping::Options{.monitor = "loss", .patience = 2});
+  models::History history = model->fit(batches(), options(10, {stopping}));
+  EXPECT_EQ(history.epoch.size(), 3u);  // as Keras: epochs 0, 1, 2; stopped at 2
+  EXPECT_EQ(stopping->stopped_epoch(), 2);
+  auto missing = std::make_shared<EarlyStopping>(EarlyStopping::Options{.monitor = "val_loss"});
+  try {
+    model->fit(batches(), options(2, {missing}));
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("monitors 'val_loss', which the logs do not hold"), std::string::npos);
+  }
+}
+
+/// Records the running loss after every batch.
+struct LossRecorder : Callback {
+  std::vector<double> losses;
+  void on_train_batch_end(int64_t, const Logs& logs) override { losses.push_back(*find_log(logs, "loss")); }
+};
+
+TEST(TerminateOnNaN, StopsAtTheFirstNonFiniteLoss) {
+  auto model = small_model(1e36f);  // diverges within a few batches
+  auto recorder = std::make_shared<LossRecorder>();
+  ::testing::internal::CaptureStdout();
+  model->fit(batches(), options(3, {recorder, std::make_shared<TerminateOnNaN>()}));
+  std::string output = ::testing::internal::GetCapturedStdout();
+  auto first_bad = std::find_if(recorder->losses.begin(), recorder->losses.end(),
+                                [](double loss) { return !std::isfinite(loss); });
+  ASSERT_NE(first_bad, recorder->losses.end()) << "the loss never diverged";
+  EXPECT_EQ(first_bad + 1, recorder->losses.end()) << "training went on after a non-finite loss";
+  EXPECT_LT(recorder->losses.size(), 24u);
+  EXPECT_NE(output.find("Invalid loss, terminating training"), std::string::npos) << output;
+}
+
+TEST(CSVLogger, WritesKerasHeaderAndOneRowPerEpoch) {
+  fs::path path = scratch("log.csv");
+  auto model = small_model();
+  model->fit(batches(), options(2, {std::make_shared<CSVLogger>(path.string())}));
+  std::ifstream file(path);
+  std::string header, first, second, extra;
+  std::getline(file, header);
+  std::getline(file, first);
+  std::getline(file, second);
+  EXPECT_EQ(header, "epoch,accuracy,loss");
+  EXPECT_EQ(first.rfind("0,", 0), 0u);
+  EXPECT_EQ(second.rfind("1,", 0), 0u);
+  EXPECT_FALSE(std::getline(file, extra));
+  fs::remove(path);
+}
+
+TEST(ModelCheckpoint, SavesBestOnlyWithKerasPlaceholders) {
+  fs::path dir = scratch("checkpoints");
+  fs::create_directories(dir);
+  auto model = small_model(0.0f);  // constant loss: only the first epoch is an improvement
+  ModelCheckpoint::Options best{.monitor = "loss", .save_best_only = true};
+  model->fit(batches(), options(3, {std::make_shared<ModelCheckpoint>((dir / "m-{epoch:02d}-{loss:.2f}.h5").string(), best)}));
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_EQ(names[0].rfind("m-01-", 0), 0u) << names[0];
+  auto every = small_model();
+  every->fit(batches(), options(2, {std::make_shared<ModelCheckpoint>(
+                                 (dir / "w-{epoch}.weights.h5").string(), ModelCheckpoint::Options{.save_weights_only = true})}));
+  EXPECT_TRUE(fs::exists(dir / "w-1.weights.h5"));
+  EXPECT_TRUE(fs::exists(dir / "w-2.weights.h5"));
+  EXPECT_THROW(ModelCheckpoint((dir / "x.h5").string(), ModelCheckpoint::Options{.save_weights_only = true}), Error);
+  fs::remove_all(dir);
+}
+
+TEST(LearningRate, SchedulerAndReduceOnPlateau) {
+  auto model = small_model();
+  model->fit(batches(), options(3, {std::make_shared<LearningRateScheduler>(
+                                   [](int epoch, double rate) { return epoch == 0 ? rate : rate / 2; })}));
+  EXPECT_FLOAT_EQ(model->optimizer()->learning_rate(), 0.01f / 4);
+  auto plateau = small_model(0.0f);
+  // A constant loss: after `patience` epochs without improvement the rate is multiplied.
+  plateau->optimizer()->set_learning_rate(1e-30f);
+  plateau->fit(batches(), options(4, {std::make_shared<ReduceLROnPlateau>(
+                                     ReduceLROnPlateau::Options{.monitor = "loss", .factor = 0.5, .patience = 2})}));
+  EXPECT_FLOAT_EQ(plateau->optimizer()->learning_rate(), 1e-30f * 0.5f);
+}
+
+}  // namespace
+}  // namespace tenfold::callbacks

@@ -16,12 +16,15 @@
 
 #include "distribute/communicator.h"
 #include "support/check.h"
+#include "support/process.h"
 
 namespace tenfold {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using testing::Process;
+using testing::alive;
 
 const std::string worker = TENFOLD_MPI_WORKER;
 
@@ -30,53 +33,6 @@ fs::path scratch(const std::string& name) {
   fs::remove_all(path);
   return path;
 }
-
-/// A command started in its own process group, output to a file.
-struct Process {
-  pid_t pid = -1;
-  fs::path log;
-
-  Process(const std::vector<std::string>& command, fs::path log_path) : log(std::move(log_path)) {
-    pid = fork();
-    if (pid == 0) {
-      setpgid(0, 0);
-      FILE* out = std::fopen(log.c_str(), "w");
-      dup2(fileno(out), 1);
-      dup2(fileno(out), 2);
-      std::vector<char*> argv;
-      for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
-      argv.push_back(nullptr);
-      execvp(argv[0], argv.data());
-      std::perror("execvp");
-      _exit(127);
-    }
-  }
-  ~Process() {
-    if (pid > 0) {  // never leave a job behind, whatever the test found
-      kill(-pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-  /// The exit code, or -1 when it is still running after `seconds`.
-  int wait(double seconds) {
-    auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-    while (Clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return -1;
-  }
-  std::string output() const {
-    std::ifstream file(log);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-  }
-};
 
 std::vector<std::string> mpirun(int processes, const std::vector<std::string>& worker_args,
                                 const std::string& collective_timeout = "120") {
@@ -93,13 +49,6 @@ std::vector<char> read_file(const fs::path& path) {
   return std::vector<char>((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
 }
 
-bool alive(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(status, text);
-  // Gone, or a zombie waiting for its parent: either way it runs no more.
-  return !text.empty() && text.find(") Z ") == std::string::npos;
-}
 
 /// mpirun's daemons end the workers as the job ends; give them a moment to finish.
 bool gone_soon(pid_t pid) {

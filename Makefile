@@ -59,4 +59,4 @@ fixtures:
 	python3 tools/make_model_fixtures.py
 
 clean:
-	rm -rf $(BUILD_DIR) $(BUILD_DIR)-asan $(BUILD_DIR)-tsan
+	rm -rf $(BUILD_DIR) $(BUILD_DIR)-asan $(BUILD_DIR)-tsan build-fuzz

@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev libhdf5-dev hdf5-tools
           nlohmann-json3-dev zlib1g-dev libpng-dev libzip-dev libopenmpi-dev openmpi-bin
           libgtest-dev libbenchmark-dev dataset-fashion-mnist
-          clang libclang-rt-14-dev python3-venv)
+          clang libclang-rt-14-dev libomp-14-dev python3-venv)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

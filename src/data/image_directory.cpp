@@ -215,7 +215,7 @@ ImageDirectoryDataset image_dataset_from_directory(const std::string& directory,
                                      " is empty; use a validation_split that leaves files in it");
 
   const int64_t num_classes = int64_t(class_names.size());
-  auto [height, width] = options.image_size;
+  const int64_t height = options.image_size.first, width = options.image_size.second;
   auto load = [paths, labels, options, channels, num_classes, height, width](const Element& index) {
     size_t i = size_t(index[0].data<int32_t>()[0]);
     Tensor image = resize_bilinear(datasets::read_png(paths[i], channels), height, width);

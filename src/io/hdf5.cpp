@@ -237,6 +237,15 @@ Hdf5Object Hdf5Object::open_dataset(const std::string& name) const {
 }
 
 Tensor Hdf5Object::read_dataset(const std::string& name, const Shape& expected) const {
+  Tensor values = read_dataset(name);
+  if (values.shape() != expected) {
+    fail(path_ + "/" + name, "has shape " + values.shape().to_string() + " but the model config needs " +
+                                 expected.to_string());
+  }
+  return values;
+}
+
+Tensor Hdf5Object::read_dataset(const std::string& name) const {
   std::string where = path_ + "/" + name;
   Hdf5Object dataset = open_dataset(name);
   Handle type{H5Dget_type(dataset.id()), H5Tclose};
@@ -254,10 +263,13 @@ Tensor Hdf5Object::read_dataset(const std::string& name, const Shape& expected) 
     elements *= dim;
     if (elements > max_dataset_elements) fail(where, "declares too many elements");
   }
-  if (Shape(shape) != expected) {
-    fail(where, "has shape " + Shape(shape).to_string() + " but the model config needs " + expected.to_string());
+  // Keras stores weights uncompressed: a dataset cannot hold more than its file.
+  hsize_t file_size = 0;
+  Handle file{H5Iget_file_id(dataset.id()), H5Fclose};
+  if (H5Fget_filesize(file.id, &file_size) < 0 || elements * sizeof(float) > file_size) {
+    fail(where, "declares " + std::to_string(elements) + " values, more than the file holds");
   }
-  Tensor values(expected);
+  Tensor values{Shape(shape)};
   if (H5Dread(dataset.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.raw_data()) < 0) {
     fail(where, "cannot be read: the file is damaged or truncated");
   }

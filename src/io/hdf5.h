@@ -45,6 +45,8 @@ class Hdf5Object {
   std::vector<std::string> read_string_array_attribute(const std::string& name) const;
   /// A floating-point dataset of exactly `expected` shape, as float32.
   Tensor read_dataset(const std::string& name, const Shape& expected) const;
+  /// The same in its stored shape (within a size limit).
+  Tensor read_dataset(const std::string& name) const;
   /// A scalar integer dataset.
   int64_t read_int64_scalar(const std::string& name) const;
 

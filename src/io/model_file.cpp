@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/hdf5.h"
+#include "io/stored_file.h"
 #include "io/zip_archive.h"
 #include "losses/loss.h"
 #include "optimizers/optimizer.h"
@@ -138,15 +139,15 @@ json parse_config(const std::string& text, const std::string& where) {
 
 /// Layers with weights are matched in order, as Keras' HDF5 loader does (names differ when the
 /// same architecture was built after other models in a process).
-void read_weights(models::Sequential& model, const Hdf5Object& file) {
-  Hdf5Object group = file.open_group("model_weights");
-  std::vector<Hdf5Object> file_layers;  // the file's layers that hold weights, in order
+void read_weights(models::Sequential& model, const StoredGroup& file) {
+  const StoredGroup& group = file.open_group("model_weights");
+  std::vector<const StoredGroup*> file_layers;  // the file's layers that hold weights, in order
   std::vector<std::vector<std::string>> file_weight_names;
   for (const std::string& name : group.read_string_array_attribute("layer_names")) {
-    Hdf5Object layer_group = group.open_group(name);
+    const StoredGroup& layer_group = group.open_group(name);
     std::vector<std::string> names = layer_group.read_string_array_attribute("weight_names");
     if (names.empty()) continue;
-    file_layers.push_back(std::move(layer_group));
+    file_layers.push_back(&layer_group);
     file_weight_names.push_back(std::move(names));
   }
   std::vector<Layer*> layers;
@@ -162,19 +163,19 @@ void read_weights(models::Sequential& model, const Hdf5Object& file) {
     std::vector<Variable*> weights = layers[l]->weights();
     const std::vector<std::string>& names = file_weight_names[l];
     if (names.size() != weights.size()) {
-      throw Error(ErrorCode::data_loss, file_layers[l].path() + " lists " + std::to_string(names.size()) +
+      throw Error(ErrorCode::data_loss, file_layers[l]->path() + " lists " + std::to_string(names.size()) +
                                             " weights; layer '" + layers[l]->name() + "' has " +
                                             std::to_string(weights.size()));
     }
     for (size_t i = 0; i < weights.size(); ++i) {
-      weights[i]->assign(file_layers[l].read_dataset(names[i], weights[i]->shape()));
+      weights[i]->assign(file_layers[l]->read_dataset(names[i], weights[i]->shape()));
     }
   }
 }
 
-void read_optimizer(models::Sequential& model, const Hdf5Object& file) {
+void read_optimizer(models::Sequential& model, const StoredGroup& file) {
   optimizers::Optimizer& optimizer = *model.optimizer();
-  Hdf5Object group = file.open_group("optimizer_weights");
+  const StoredGroup& group = file.open_group("optimizer_weights");
   std::vector<std::string> names = group.read_string_array_attribute("weight_names");
   std::vector<std::string> slot_names = optimizer.slot_names();
   std::vector<Variable*> weights = model.weights();
@@ -270,14 +271,14 @@ void write_keras3_weights(const models::Sequential& model, const Hdf5Object& fil
 }
 
 /// Layers are matched by their keys, as Keras 3 does.
-void read_keras3_weights(models::Sequential& model, const Hdf5Object& file, bool with_optimizer) {
-  Hdf5Object layers = file.open_group("layers");
+void read_keras3_weights(models::Sequential& model, const StoredGroup& file, bool with_optimizer) {
+  const StoredGroup& layers = file.open_group("layers");
   std::vector<std::string> keys = keras3_layer_keys(model);
   for (size_t l = 0; l < keys.size(); ++l) {
     Layer* layer = model.layers()[l];
     std::vector<Variable*> weights = layer->weights();
     if (weights.empty()) continue;
-    Hdf5Object vars = layers.open_group(keys[l] + "/vars");
+    const StoredGroup& vars = layers.open_group(keys[l] + "/vars");
     for (size_t i = 0; i < weights.size(); ++i) {
       weights[i]->assign(vars.read_dataset(std::to_string(i), weights[i]->shape()));
     }
@@ -287,7 +288,7 @@ void read_keras3_weights(models::Sequential& model, const Hdf5Object& file, bool
   }
   if (!with_optimizer || !model.optimizer() || !file.has_child("optimizer")) return;
   optimizers::Optimizer& optimizer = *model.optimizer();
-  Hdf5Object vars = file.open_group("optimizer/vars");
+  const StoredGroup& vars = file.open_group("optimizer/vars");
   optimizer.set_iterations(vars.read_int64_scalar("0"));
   optimizer.set_learning_rate(vars.read_dataset("1", Shape{}).data<float>()[0]);
   std::vector<Variable*> weights = model.weights();
@@ -372,8 +373,7 @@ std::unique_ptr<models::Sequential> load_keras_archive(const std::string& path) 
     std::ofstream out(weights.path, std::ios::binary);
     out << read_zip_entry(path, "model.weights.h5", max_archive_entry_bytes);
   }
-  Hdf5Object file = open_hdf5_file(weights.path);
-  read_keras3_weights(*model, file, true);
+  read_keras3_weights(*model, read_stored_file(weights.path), true);
   return model;
 }
 
@@ -388,7 +388,7 @@ void save_weights(const models::Sequential& model, const std::string& path) {
 
 void load_weights(models::Sequential& model, const std::string& path) {
   check_argument(format_of(path) == Format::weights, "load_weights reads .weights.h5 files, got '" + path + "'");
-  read_keras3_weights(model, open_hdf5_file(path), false);
+  read_keras3_weights(model, read_stored_file(path), false);
 }
 
 void save_model(const models::Sequential& model, const std::string& path,
@@ -415,7 +415,7 @@ void save_model(const models::Sequential& model, const std::string& path,
 
 json read_training_state(const std::string& path) {
   check_h5(path);
-  Hdf5Object file = open_hdf5_file(path);
+  StoredGroup file = read_stored_file(path);
   if (!file.has_attribute("tenfold_training_state")) return nullptr;
   return parse_config(file.read_string_attribute("tenfold_training_state"), path + "@tenfold_training_state");
 }
@@ -423,7 +423,7 @@ json read_training_state(const std::string& path) {
 void restore_model(models::Sequential& model, const std::string& path) {
   check_h5(path);
   check_argument(model.optimizer() != nullptr, "restoring " + path + " needs a compiled model");
-  Hdf5Object file = open_hdf5_file(path);
+  StoredGroup file = read_stored_file(path);
   read_weights(model, file);
   read_optimizer(model, file);
 }
@@ -432,7 +432,7 @@ std::unique_ptr<models::Sequential> load_model(const std::string& path) {
   Format format = format_of(path);
   check_argument(format != Format::weights, "'" + path + "' holds weights only: build the model, then load_weights");
   if (format == Format::keras) return load_keras_archive(path);
-  Hdf5Object file = open_hdf5_file(path);
+  StoredGroup file = read_stored_file(path);
   json config = parse_config(file.read_string_attribute("model_config"), path + "@model_config");
   std::unique_ptr<models::Sequential> model;
   try {

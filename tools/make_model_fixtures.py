@@ -5,6 +5,7 @@ with it, to check Tenfold reads Keras' files:
                            Dense(10, softmax), compiled with Adam, SCCE, accuracy
   small.keras              the same model as a Keras 3 archive
   small.weights.h5         its weights alone (model.save_weights)
+  small_cnn.json           a Keras model JSON (model.to_json()) for `tenfold train --model`
   x.npy, y.npy             8 Fashion-MNIST test images and labels
   predictions.npy          small.h5's predictions for x
   next_kernel.npy, next_loss.npy
@@ -54,6 +55,11 @@ def main():
     save(OUT, "x", x)
     save(OUT, "y", y, np.int32)
     save(OUT, "predictions", keras.models.load_model(path).predict(x, verbose=0))
+    small_cnn = keras.Sequential([
+        keras.Input(shape=(28, 28, 1)), keras.layers.Conv2D(8, 3, activation="relu"),
+        keras.layers.MaxPooling2D(), keras.layers.Flatten(), keras.layers.Dense(10, activation="softmax")])
+    with open(os.path.join(OUT, "small_cnn.json"), "w") as f:
+        f.write(small_cnn.to_json())
     loss = model.train_on_batch(x, y, return_dict=True)["loss"]
     save(OUT, "next_loss", np.array([loss]))
     save(OUT, "next_kernel", model.layers[3].kernel.numpy())

@@ -29,6 +29,9 @@ options:
                             /usr/share/datasets/fashion-mnist), mnist ($TENFOLD_DATASETS/mnist,
                             default ~/.tenfold/datasets/mnist), or a directory holding
                             train-/t10k-images-idx3-ubyte and train-/t10k-labels-idx1-ubyte
+  --model seed-cnn|FILE.json
+                            the model: the recipe's CNN (default), or a Keras model JSON
+                            (model.to_json()) taking 28x28x1 images and giving 10 classes
   --epochs N                epochs (default 10)
   --batch-size N            global batch size, split across all replicas (default 512)
   --per-replica-batch N     or the batch of each replica: global = N x replicas
@@ -58,6 +61,7 @@ int train(const std::vector<std::string>& args) {
     return 0;
   }
   std::string data_name = arguments.take("--data", "fashion-mnist");
+  std::string model_name = arguments.take("--model", "seed-cnn");
   int epochs = int(arguments.take_integer("--epochs", 10, 0));
   bool global_batch_given = false;
   int64_t global_batch = 512;
@@ -97,7 +101,7 @@ int train(const std::vector<std::string>& args) {
   std::unique_ptr<models::Sequential> model;
   {
     auto scope = strategy->scope();
-    model = models::seed_cnn();
+    model = model_name == "seed-cnn" ? models::seed_cnn() : io::load_model_json(model_name);
     model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   }
   if (chief && verbose > 0) std::fputs(model->summary().c_str(), stdout);

@@ -379,6 +379,22 @@ std::unique_ptr<models::Sequential> load_keras_archive(const std::string& path) 
 
 }  // namespace
 
+std::unique_ptr<models::Sequential> load_model_json(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) throw Error(ErrorCode::not_found, "model JSON " + path + " does not exist");
+  check_argument(std::filesystem::file_size(path) <= (uint64_t(1) << 26), path + " is too large for a model JSON");
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  json config = parse_config(text.str(), path);
+  try {
+    return models::Sequential::from_config(config);
+  } catch (const Error& error) {
+    throw Error(error.code(), path + ": " + error.what());
+  } catch (const json::exception& error) {
+    throw Error(ErrorCode::data_loss, path + ": the model config is malformed: " + error.what());
+  }
+}
+
 void save_weights(const models::Sequential& model, const std::string& path) {
   check_argument(format_of(path) == Format::weights, "save_weights writes .weights.h5 files, got '" + path + "'");
   replace_file_atomically(path, [&](const std::string& temporary) {

@@ -25,6 +25,10 @@ namespace tenfold::io {
 void save_model(const models::Sequential& model, const std::string& path,
                 const nlohmann::json& training_state = nullptr);
 
+/// A model from a Keras model JSON file (model.to_json()): the architecture, built with fresh
+/// weights, not compiled. Unknown layer classes (Lambda included) are an error.
+std::unique_ptr<models::Sequential> load_model_json(const std::string& path);
+
 /// Weights alone, in Keras 3's .weights.h5 layout (model.save_weights / load_weights; layers
 /// matched by class and position, as Keras 3 does).
 void save_weights(const models::Sequential& model, const std::string& path);

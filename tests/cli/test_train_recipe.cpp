@@ -111,6 +111,18 @@ TEST(TrainRecipe, BadOptionsAreClearErrors) {
   EXPECT_NE(result.output.find("--batch-size N"), std::string::npos);
 }
 
+TEST(TrainRecipe, TrainsAKerasModelJson) {
+  CommandResult result = run_tenfold("train --epochs 1 --verbose 2 --model " +
+                                     testing::fixture_path("models/small_cnn.json"));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("(None, 26, 26, 8)"), std::string::npos) << result.output;
+  double accuracy = std::stod(result.output.substr(result.output.find("test accuracy: ") + 15));
+  EXPECT_GE(accuracy, 0.7) << result.output;
+  result = run_tenfold("train --model /nonexistent/model.json");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("model JSON /nonexistent/model.json does not exist"), std::string::npos) << result.output;
+}
+
 TEST(Devices, ListsWorkersDevicesAndReplicas) {
   CommandResult result = run_tenfold("devices --devices 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;

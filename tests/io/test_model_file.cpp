@@ -288,6 +288,27 @@ TEST(KerasH5BadFiles, ShapesDtypesAndMissingWeightsAreChecked) {
   EXPECT_NE(message.find("kernel: missing dataset"), std::string::npos) << message;
 }
 
+TEST(KerasH5BadFiles, CyclesAndOversizedDatasetsAreRefused) {
+  EditableFile cycle("cycle.h5");
+  H5Lcreate_hard(cycle.file, "/model_weights", cycle.file, "/model_weights/loop", H5P_DEFAULT, H5P_DEFAULT);
+  std::string message = cycle.load_error();
+  EXPECT_NE(message.find("nests groups deeper than 32"), std::string::npos) << message;
+
+  EditableFile huge("huge.h5");
+  Hdf5Object group = huge.without_kernel();
+  hsize_t dims[2] = {hsize_t(1) << 40, 128};  // declared, never written: no storage behind it
+  hid_t space = H5Screate_simple(2, dims, nullptr);
+  hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+  hsize_t chunk[2] = {1, 128};
+  H5Pset_chunk(plist, 2, chunk);
+  hid_t dataset = H5Dcreate2(group.id(), "kernel", H5T_IEEE_F32LE, space, H5P_DEFAULT, plist, H5P_DEFAULT);
+  H5Dclose(dataset);
+  H5Pclose(plist);
+  H5Sclose(space);
+  message = huge.load_error();
+  EXPECT_NE(message.find("declares"), std::string::npos) << message;
+}
+
 TEST(KerasH5BadFiles, SoftAndExternalLinksAreRefused) {
   EditableFile soft("soft.h5");
   soft.without_kernel();

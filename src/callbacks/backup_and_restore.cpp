@@ -37,11 +37,15 @@ std::vector<std::string> BackupAndRestore::backups() const {
 
 void BackupAndRestore::on_train_begin() {
   const bool chief = model().strategy().is_chief();
+  auto warn = [&](const std::string& path, const char* why) {
+    if (chief) std::fprintf(stderr, "WARNING: backup %s cannot be restored (%s); trying the previous one\n", path.c_str(), why);
+  };
   for (const std::string& path : backups()) {
     try {
-      nlohmann::json state = io::read_training_state(path);
-      if (!state.is_object()) throw Error(ErrorCode::data_loss, path + " holds no training position");
-      io::restore_model(model(), path);
+      nlohmann::json state = io::restore_model(model(), path);
+      if (!state.is_object() || !state.contains("random_state") || !state.contains("epoch") || !state.contains("batch")) {
+        throw Error(ErrorCode::data_loss, path + " holds no training position");
+      }
       global_random().set_state(state.at("random_state").get<uint64_t>());
       models::TrainingPosition position{state.at("epoch").get<int>(), state.at("batch").get<int64_t>()};
       model().set_start_position(position);
@@ -51,11 +55,10 @@ void BackupAndRestore::on_train_begin() {
                     static_cast<long long>(model().optimizer()->iterations()));
       }
       return;
-    } catch (const std::exception& error) {
-      if (chief) {
-        std::fprintf(stderr, "WARNING: backup %s cannot be restored (%s); trying the previous one\n",
-                     path.c_str(), error.what());
-      }
+    } catch (const Error& error) {
+      warn(path, error.what());
+    } catch (const nlohmann::json::exception& error) {
+      warn(path, error.what());
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <regex>
+#include <sstream>
 
 #include "core/error.h"
 #include "io/model_file.h"
@@ -25,8 +26,10 @@ double monitored(const Logs& logs, const std::string& monitor, const char* callb
                                                "); validation values need validation data");
 }
 
-/// True when `value` is better than `best` by more than min_delta.
+/// True when `value` is better than `best` by more than min_delta (as Keras, which starts from
+/// +-infinity: NaN is never an improvement).
 bool improved(double value, const std::optional<double>& best, bool upward, double min_delta) {
+  if (std::isnan(value)) return false;
   if (!best) return true;
   return upward ? value > *best + min_delta : value < *best - min_delta;
 }
@@ -40,6 +43,11 @@ std::string format_path(const std::string& pattern, int epoch, const Logs& logs)
   for (auto match = begin; match != std::sregex_iterator(); ++match) {
     result += pattern.substr(last, size_t(match->position()) - last);
     std::string name = (*match)[1], spec = (*match)[2];
+    // Only plain numeric specs reach printf, each with the conversion its value needs.
+    static const std::regex integer_spec(R"([-+ 0#]?\d{0,3}d)"), float_spec(R"([-+ 0#]?\d{0,3}(\.\d{1,2})?[feg])");
+    check_argument(spec.empty() || std::regex_match(spec, name == "epoch" ? integer_spec : float_spec),
+                   "checkpoint path '" + pattern + "': '{" + name + ":" + spec + "}' is not a format this "
+                   "placeholder takes (epoch: like 02d; values: like .2f)");
     char text[64];
     if (name == "epoch") {
       std::string format = "%";
@@ -125,7 +133,8 @@ void EarlyStopping::on_train_end(const Logs&) {
   if (stopped_epoch_ > 0 && options_.verbose > 0 && model().strategy().is_chief()) {
     std::printf("Epoch %d: early stopping\n", stopped_epoch_ + 1);
   }
-  if (stopped_epoch_ > 0 && options_.restore_best_weights && !best_weights_.empty()) {
+  // As Keras 3: the best epoch's weights come back whether or not training stopped early.
+  if (options_.restore_best_weights && !best_weights_.empty()) {
     std::vector<Variable*> weights = model().weights();
     for (size_t i = 0; i < weights.size(); ++i) weights[i]->assign(best_weights_[i]);
   }
@@ -141,28 +150,39 @@ void TerminateOnNaN::on_train_batch_end(int64_t batch, const Logs& logs) {
 
 void CSVLogger::on_train_begin() {
   keys_.clear();
+  header_written_ = false;
   if (!model().strategy().is_chief()) return;
-  bool had_rows = append_ && std::ifstream(filename_).peek() != std::ifstream::traits_type::eof();
+  if (append_) {  // continue under the existing header's columns
+    std::ifstream existing(filename_);
+    std::string header;
+    if (std::getline(existing, header) && !header.empty()) {
+      std::stringstream columns(header);
+      std::string key;
+      std::getline(columns, key, separator_);  // "epoch"
+      while (std::getline(columns, key, separator_)) keys_.push_back(key);
+      header_written_ = true;
+    }
+  }
   file_.open(filename_, append_ ? std::ios::app : std::ios::trunc);
   if (!file_) throw Error(ErrorCode::unavailable, "CSVLogger cannot write " + filename_);
-  if (had_rows) keys_ = {"(written)"};  // the header is already there
 }
 
 void CSVLogger::on_epoch_end(int epoch, const Logs& logs) {
   if (!file_.is_open()) return;
-  std::vector<std::pair<std::string, double>> sorted(logs.begin(), logs.end());
-  std::sort(sorted.begin(), sorted.end());
-  if (keys_.empty()) {
+  if (!header_written_) {
+    for (const auto& [key, value] : logs) keys_.push_back(key);
+    std::sort(keys_.begin(), keys_.end());
     file_ << "epoch";
-    for (const auto& [key, value] : sorted) file_ << separator_ << key;
+    for (const std::string& key : keys_) file_ << separator_ << key;
     file_ << "\n";
-    for (const auto& [key, value] : sorted) keys_.push_back(key);
+    header_written_ = true;
   }
   file_ << epoch;
   char text[32];
-  for (const auto& [key, value] : sorted) {
-    std::snprintf(text, sizeof text, "%.17g", value);
-    file_ << separator_ << text;
+  for (const std::string& key : keys_) {
+    const double* value = find_log(logs, key);
+    if (value) std::snprintf(text, sizeof text, "%.17g", *value);
+    file_ << separator_ << (value ? text : "NA");  // Keras writes NA for a missing value
   }
   file_ << "\n";
   file_.flush();

@@ -69,7 +69,8 @@ class TerminateOnNaN : public Callback {
   void on_train_batch_end(int64_t batch, const Logs& logs) override;
 };
 
-/// Appends each epoch's logs to a CSV file: "epoch,<sorted log names>" then one row per epoch.
+/// Appends each epoch's logs to a CSV file: "epoch,<sorted log names>" then one row per epoch
+/// (NA where an epoch lacks a column; with append, the existing header's columns).
 class CSVLogger : public Callback {
  public:
   explicit CSVLogger(std::string filename, char separator = ',', bool append = false)
@@ -83,7 +84,8 @@ class CSVLogger : public Callback {
   char separator_;
   bool append_;
   std::ofstream file_;
-  std::vector<std::string> keys_;
+  std::vector<std::string> keys_;  // the columns after "epoch"
+  bool header_written_ = false;
 };
 
 /// Sets the learning rate at each epoch's start to schedule(epoch, current learning rate).

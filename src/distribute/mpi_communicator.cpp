@@ -78,6 +78,7 @@ class MpiCommunicator : public Communicator {
         announce_arrival();
         started_ = Clock::now();
         in_collective_ = true;
+        patience_used_ = 0;
       }
       MPI_Allreduce(MPI_IN_PLACE, values + begin, n, type, MPI_SUM, MPI_COMM_WORLD);
       std::lock_guard<std::mutex> lock(mutex_);
@@ -133,7 +134,8 @@ class MpiCommunicator : public Communicator {
   /// The collective timed out. Suspects are the workers that never arrived at it (or all, when
   /// all arrived and the collective itself hangs). A suspect that is only waiting, blocked in an
   /// earlier collective by the stalled one, answers a ping; the ones that do not are named.
-  [[noreturn]] void abort_naming_stalled() {
+  /// Returns only when every suspect answered (they are busy, not stalled).
+  void abort_naming_stalled() {
     std::vector<int> suspects;
     for (int peer = 0; peer < size_; ++peer) {
       if (peer == rank_) continue;
@@ -168,7 +170,15 @@ class MpiCommunicator : public Communicator {
       stalled += (stalled.empty() ? "" : ", ") + std::string("rank ") +
                  std::to_string(suspects[i]) + " on host " + hosts_[size_t(suspects[i])];
     }
-    if (stalled.empty()) stalled = "none: every worker answers, the collective itself hangs";
+    if (stalled.empty()) {
+      // Every suspect answers: they are busy (a checkpoint being written, say), not stalled.
+      // Keep waiting, up to three timeouts in all, before calling the collective hung.
+      if (++patience_used_ < 3) {
+        started_ = Clock::now();
+        return;
+      }
+      stalled = "none: every worker answers, the collective itself hangs";
+    }
     std::fprintf(stderr,
                  "tenfold: deadline exceeded: worker rank %d waited %.0f s in all-reduce #%llu; "
                  "stopped answering: %s. That worker stopped, hung or is far slower; ending the "
@@ -188,6 +198,7 @@ class MpiCommunicator : public Communicator {
   std::condition_variable changed_;
   bool stop_ = false, in_collective_ = false;
   Clock::time_point started_;
+  int patience_used_ = 0;  // timeouts of this collective in which every worker still answered
   uint64_t sequence_ = 0;
   std::vector<int> arrivals_;
   std::vector<MPI_Request> requests_;

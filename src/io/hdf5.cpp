@@ -33,6 +33,10 @@ void silence_hdf5() {
 struct Handle {
   hid_t id;
   herr_t (*close)(hid_t);
+  Handle(hid_t handle, herr_t (*closer)(hid_t)) : id(handle), close(closer) {}
+  Handle(Handle&& other) noexcept : id(std::exchange(other.id, -1)), close(other.close) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
   ~Handle() {
     if (id >= 0) close(id);
   }
@@ -57,6 +61,11 @@ Hdf5Object::~Hdf5Object() {
     case H5I_DATASET: H5Dclose(id_); break;
     default: H5Oclose(id_); break;
   }
+}
+
+void Hdf5Object::close() {
+  hid_t id = std::exchange(id_, -1);
+  if (H5Fclose(id) < 0) throw Error(ErrorCode::unavailable, "cannot finish writing " + path_ + " (is the disk full?)");
 }
 
 Hdf5Object::Hdf5Object(Hdf5Object&& other) noexcept

@@ -23,6 +23,9 @@ class Hdf5Object {
   Hdf5Object& operator=(const Hdf5Object&) = delete;
 
   int64_t id() const { return id_; }
+  /// Closes a file now, flushing it; a failed flush (a full disk) is an error here, where the
+  /// destructor could only ignore it. Call it when a written file is complete.
+  void close();
   /// Where it is, for error messages: "FILE:/model_weights/dense".
   const std::string& path() const { return path_; }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +60,23 @@ std::string keras_optimizer_name(const std::string& class_name) {
   return class_name;  // SGD
 }
 
+/// (variable, slot) pairs in the order Keras lists an optimizer's variables after
+/// iteration and learning_rate.
+std::vector<std::pair<size_t, size_t>> keras_slot_order(const optimizers::Optimizer& optimizer, size_t variables) {
+  size_t slots = optimizer.slot_names().size();
+  std::vector<std::pair<size_t, size_t>> order;
+  if (optimizer.keras_interleaves_slots()) {
+    for (size_t i = 0; i < variables; ++i) {
+      for (size_t k = 0; k < slots; ++k) order.emplace_back(i, k);
+    }
+  } else {
+    for (size_t k = 0; k < slots; ++k) {
+      for (size_t i = 0; i < variables; ++i) order.emplace_back(i, k);
+    }
+  }
+  return order;
+}
+
 json training_config(const models::Sequential& model) {
   json loss = model.loss()->get_config();
   loss["from_logits"] = false;
@@ -108,17 +126,19 @@ void write_optimizer(const models::Sequential& model, const Hdf5Object& file) {
   float learning_rate = optimizer.learning_rate();
   slots.write_dataset("learning_rate", Shape{}, &learning_rate);
   std::vector<std::string> slot_names = optimizer.slot_names();
-  size_t index = 0;
+  std::vector<std::string> prefixes;  // <model>_<layer>_<weight>, per variable
+  std::vector<Variable*> weights;
   for (Layer* layer : model.layers()) {
     for (Variable* weight : layer->weights()) {
-      for (size_t k = 0; k < slot_names.size(); ++k) {
-        std::string name = model.name() + "_" + layer->name() + "_" + weight->name() + "_" + slot_names[k];
-        Tensor value = weight->to_keras_layout(optimizer.slot(index, int(k)));
-        slots.write_dataset(name, value.shape(), value.data<float>());
-        names.push_back(prefix + "/" + name);
-      }
-      ++index;
+      prefixes.push_back(model.name() + "_" + layer->name() + "_" + weight->name());
+      weights.push_back(weight);
     }
+  }
+  for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
+    std::string name = prefixes[i] + "_" + slot_names[k];
+    Tensor value = weights[i]->to_keras_layout(optimizer.slot(i, int(k)));
+    slots.write_dataset(name, value.shape(), value.data<float>());
+    names.push_back(prefix + "/" + name);
   }
   group.write_string_array_attribute("weight_names", names);
 }
@@ -187,11 +207,10 @@ void read_optimizer(models::Sequential& model, const StoredGroup& file) {
   }
   optimizer.set_iterations(group.read_int64_scalar(names[0]));
   optimizer.set_learning_rate(group.read_dataset(names[1], Shape{}).data<float>()[0]);
-  for (size_t i = 0; i < weights.size(); ++i) {
-    for (size_t k = 0; k < slot_names.size(); ++k) {
-      Tensor value = group.read_dataset(names[2 + i * slot_names.size() + k], weights[i]->shape());
-      weights[i]->from_keras_layout(value, optimizer.slot(i, int(k)));
-    }
+  size_t index = 2;
+  for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
+    Tensor value = group.read_dataset(names[index++], weights[i]->shape());
+    weights[i]->from_keras_layout(value, optimizer.slot(i, int(k)));
   }
 }
 
@@ -260,11 +279,9 @@ void write_keras3_weights(const models::Sequential& model, const Hdf5Object& fil
     vars.write_dataset("1", Shape{}, &learning_rate);
     int index = 2;
     std::vector<Variable*> weights = model.weights();
-    for (size_t i = 0; i < weights.size(); ++i) {
-      for (size_t k = 0; k < optimizer.slot_names().size(); ++k) {
-        Tensor value = weights[i]->to_keras_layout(optimizer.slot(i, int(k)));
-        vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>());
-      }
+    for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
+      Tensor value = weights[i]->to_keras_layout(optimizer.slot(i, int(k)));
+      vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>());
     }
   }
   file.create_group("vars").write_string_attribute("name", model.name());
@@ -292,12 +309,10 @@ void read_keras3_weights(models::Sequential& model, const StoredGroup& file, boo
   optimizer.set_iterations(vars.read_int64_scalar("0"));
   optimizer.set_learning_rate(vars.read_dataset("1", Shape{}).data<float>()[0]);
   std::vector<Variable*> weights = model.weights();
-  size_t slots = optimizer.slot_names().size();
-  for (size_t i = 0; i < weights.size(); ++i) {
-    for (size_t k = 0; k < slots; ++k) {
-      Tensor value = vars.read_dataset(std::to_string(2 + i * slots + k), weights[i]->shape());
-      weights[i]->from_keras_layout(value, optimizer.slot(i, int(k)));
-    }
+  size_t index = 2;
+  for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
+    Tensor value = vars.read_dataset(std::to_string(index++), weights[i]->shape());
+    weights[i]->from_keras_layout(value, optimizer.slot(i, int(k)));
   }
 }
 
@@ -343,10 +358,9 @@ void save_keras_archive(const models::Sequential& model, const std::string& path
   std::strftime(date, sizeof date, "%Y-%m-%d@%H:%M:%S", std::localtime(&now));
   json metadata = {{"keras_version", keras_version}, {"date_saved", date}};
   ScratchFile weights;
-  {
-    Hdf5Object file = create_hdf5_file(weights.path);
-    write_keras3_weights(model, file, true);
-  }
+  Hdf5Object file = create_hdf5_file(weights.path);
+  write_keras3_weights(model, file, true);
+  file.close();
   std::string weight_bytes = weights.read();
   replace_file_atomically(path, [&](const std::string& temporary) {
     write_zip(temporary, {{"metadata.json", metadata.dump()},
@@ -398,7 +412,9 @@ std::unique_ptr<models::Sequential> load_model_json(const std::string& path) {
 void save_weights(const models::Sequential& model, const std::string& path) {
   check_argument(format_of(path) == Format::weights, "save_weights writes .weights.h5 files, got '" + path + "'");
   replace_file_atomically(path, [&](const std::string& temporary) {
-    write_keras3_weights(model, create_hdf5_file(temporary), false);
+    Hdf5Object file = create_hdf5_file(temporary);
+    write_keras3_weights(model, file, false);
+    file.close();
   });
 }
 
@@ -426,22 +442,42 @@ void save_model(const models::Sequential& model, const std::string& path,
     if (!training_state.is_null()) file.write_string_attribute("tenfold_training_state", training_state.dump());
     write_weights(model, file);
     if (model.optimizer()) write_optimizer(model, file);
+    file.close();
   });
 }
 
-json read_training_state(const std::string& path) {
-  check_h5(path);
-  StoredGroup file = read_stored_file(path);
-  if (!file.has_attribute("tenfold_training_state")) return nullptr;
-  return parse_config(file.read_string_attribute("tenfold_training_state"), path + "@tenfold_training_state");
-}
-
-void restore_model(models::Sequential& model, const std::string& path) {
+json restore_model(models::Sequential& model, const std::string& path) {
   check_h5(path);
   check_argument(model.optimizer() != nullptr, "restoring " + path + " needs a compiled model");
   StoredGroup file = read_stored_file(path);
-  read_weights(model, file);
-  read_optimizer(model, file);
+  json state = file.has_attribute("tenfold_training_state")
+                   ? parse_config(file.read_string_attribute("tenfold_training_state"), path + "@tenfold_training_state")
+                   : json(nullptr);
+  // A file that fails half-way must not leave half its values in the model.
+  optimizers::Optimizer& optimizer = *model.optimizer();
+  std::vector<Variable*> weights = model.weights();
+  std::vector<Tensor> saved;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    saved.push_back(weights[i]->value().clone());
+    for (size_t k = 0; k < optimizer.slot_names().size(); ++k) saved.push_back(optimizer.slot(i, int(k)).clone());
+  }
+  int64_t iterations = optimizer.iterations();
+  float learning_rate = optimizer.learning_rate();
+  try {
+    read_weights(model, file);
+    read_optimizer(model, file);
+  } catch (...) {
+    auto copy = [](const Tensor& from, Tensor& to) { std::memcpy(to.raw_data(), from.raw_data(), from.num_bytes()); };
+    size_t next = 0;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      copy(saved[next++], weights[i]->value());
+      for (size_t k = 0; k < optimizer.slot_names().size(); ++k) copy(saved[next++], optimizer.slot(i, int(k)));
+    }
+    optimizer.set_iterations(iterations);
+    optimizer.set_learning_rate(learning_rate);
+    throw;
+  }
+  return state;
 }
 
 std::unique_ptr<models::Sequential> load_model(const std::string& path) {

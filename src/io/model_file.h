@@ -34,12 +34,11 @@ std::unique_ptr<models::Sequential> load_model_json(const std::string& path);
 void save_weights(const models::Sequential& model, const std::string& path);
 void load_weights(models::Sequential& model, const std::string& path);
 
-/// The training_state a backup was saved with (null when the file has none).
-nlohmann::json read_training_state(const std::string& path);
-
 /// Reads weights and optimizer state from a file into `model`, which must have the file's
-/// architecture and be compiled with its optimizer (a backup of the same run).
-void restore_model(models::Sequential& model, const std::string& path);
+/// architecture and be compiled with its optimizer (a backup of the same run), and returns
+/// the training_state it was saved with (null when none). On any error the model is left as
+/// it was.
+nlohmann::json restore_model(models::Sequential& model, const std::string& path);
 
 /// Rebuilds the model from a file: architecture, weights and, when the file holds them, the
 /// compile configuration and optimizer state. Called inside a strategy's scope, the model

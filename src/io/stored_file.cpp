@@ -1,11 +1,13 @@
 #include "io/stored_file.h"
 
 #include <hdf5.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -150,7 +152,9 @@ std::string receive(const std::string& path, int fd, pid_t child) {
   while (true) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd ready{fd, POLLIN, 0};
-    if (left.count() <= 0 || poll(&ready, 1, int(left.count())) == 0) {
+    int polled = left.count() <= 0 ? 0 : poll(&ready, 1, int(left.count()));
+    if (polled < 0 && errno == EINTR) continue;
+    if (polled <= 0) {
       kill(child, SIGKILL);
       waitpid(child, nullptr, 0);
       fail(path, "reading it took over " + std::to_string(reader_timeout_seconds) + " s: the file is damaged or hostile");
@@ -166,7 +170,9 @@ std::string receive(const std::string& path, int fd, pid_t child) {
     }
   }
   int status = 0;
-  waitpid(child, &status, 0);
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) fail(path, "the HDF5 reader was lost");
+  }
   if (WIFSIGNALED(status)) {
     fail(path, std::string("the HDF5 reader crashed on it (") + strsignal(WTERMSIG(status)) +
                    "): the file is damaged or hostile");
@@ -224,7 +230,7 @@ struct StoredFileCodec {
 StoredGroup read_stored_file(const std::string& path) {
   if (access(path.c_str(), R_OK) != 0) throw Error(ErrorCode::not_found, "model file " + path + " does not exist");
   int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) throw Error(ErrorCode::unavailable, "cannot start the model file reader (pipe)");
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw Error(ErrorCode::unavailable, "cannot start the model file reader (pipe)");
   pid_t child = fork();
   if (child < 0) throw Error(ErrorCode::unavailable, "cannot start the model file reader (fork)");
   if (child == 0) {

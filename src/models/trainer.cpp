@@ -277,6 +277,7 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
     auto iterator = dataset.iterate(uint64_t(epoch));
     // Resuming inside an epoch: the same pass, its first batches already applied.
     for (int64_t skip = epoch == start.epoch ? start.batch : 0; skip > 0 && iterator->next(); --skip) ++steps;
+    const int64_t skipped = steps;
     while (!stop_training_) {
       Clock::time_point wait_start = Clock::now();
       std::optional<data::Element> batch = iterator->next();
@@ -289,6 +290,7 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
       for (auto& callback : options.callbacks) callback->on_train_batch_end(steps, batch_logs);
       bar.update(++steps, batch_logs);
     }
+    if (skipped > 0 && steps == skipped) continue;  // resumed at the very end of this epoch
     check_argument(steps > 0, "the training dataset produced no batches in epoch " +
                                   std::to_string(epoch + 1) +
                                   ": it is empty (check its source, take, skip, filter, shard)");

@@ -38,6 +38,10 @@ class Optimizer {
   /// Keras' names of the slots a model file holds, in slot order, e.g. {"momentum",
   /// "velocity"} for Adam; slots beyond these are unused by the configuration.
   virtual std::vector<std::string> slot_names() const = 0;
+  /// True when Keras lists each variable's slots together (Adam: m0, v0, m1, v1, ...); false
+  /// when it lists all of one slot, then all of the next (RMSprop: all velocities, then all
+  /// momentums), as its optimizer.variables are built.
+  virtual bool keras_interleaves_slots() const { return true; }
   float learning_rate() const { return learning_rate_; }
   void set_learning_rate(float learning_rate) { learning_rate_ = learning_rate; }
   /// Slot `slot` of variable `index`, native layout.

@@ -12,6 +12,7 @@ class RMSprop : public Optimizer {
       : Optimizer(learning_rate), rho_(rho), momentum_(momentum), epsilon_(epsilon) {}
   std::string class_name() const override { return "RMSprop"; }
   nlohmann::json get_config() const override;
+  bool keras_interleaves_slots() const override { return false; }
   std::vector<std::string> slot_names() const override { return momentum_ > 0 ? std::vector<std::string>{"velocity", "momentum"} : std::vector<std::string>{"velocity"}; }
 
  protected:

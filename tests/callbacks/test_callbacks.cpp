@@ -219,6 +219,10 @@ TEST(ModelCheckpoint, SavesBestOnlyWithKerasPlaceholders) {
   EXPECT_TRUE(fs::exists(dir / "w-1.weights.h5"));
   EXPECT_TRUE(fs::exists(dir / "w-2.weights.h5"));
   EXPECT_THROW(ModelCheckpoint((dir / "x.h5").string(), ModelCheckpoint::Options{.save_weights_only = true}), Error);
+  // A placeholder format that printf would misread is refused, not passed on.
+  auto bad = small_model();
+  EXPECT_THROW(bad->fit(batches(), options(1, {std::make_shared<ModelCheckpoint>((dir / "m-{epoch:s}.h5").string())})),
+               Error);
   fs::remove_all(dir);
 }
 

@@ -13,6 +13,8 @@
 #include "io/hdf5.h"
 #include "io/model_file.h"
 #include "models/seed_cnn.h"
+#include "losses/loss.h"
+#include "optimizers/rmsprop.h"
 #include "support/check.h"
 #include "support/npy.h"
 
@@ -152,6 +154,27 @@ TEST_P(TenfoldFiles, RoundTripInTenfold) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, TenfoldFiles, ::testing::Values(".h5", ".keras"));
+
+TEST(OptimizerState, RMSpropWithMomentumRoundTripsInBothFormats) {
+  // Keras lists RMSprop's velocities first, then its momentums (not interleaved as Adam's).
+  for (std::string extension : {".h5", ".keras"}) {
+    set_random_seed(4);
+    auto model = models::seed_cnn();
+    model->compile(std::make_shared<optimizers::RMSprop>(0.001f, 0.9f, 0.5f), losses::get("sparse_categorical_crossentropy"), {});
+    model->train_on_batch(read_npy(fixture_path("models/x.npy")), read_npy(fixture_path("models/y.npy")));
+    fs::path path = scratch("rmsprop" + extension);
+    save_model(*model, path.string());
+    auto loaded = load_model(path.string());
+    EXPECT_EQ(loaded->optimizer()->class_name(), "RMSprop");
+    for (size_t i = 0; i < model->weights().size(); ++i) {
+      for (int slot = 0; slot < 2; ++slot) {
+        EXPECT_TRUE(testing::all_close(loaded->optimizer()->slot(i, slot), model->optimizer()->slot(i, slot), 0, 0))
+            << extension << " weight " << i << " slot " << slot;
+      }
+    }
+    fs::remove(path);
+  }
+}
 
 TEST(KerasArchive, DamagedArchivesAreClearErrors) {
   fs::path text = scratch("text.keras");

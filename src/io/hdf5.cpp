@@ -151,10 +151,6 @@ bool Hdf5Object::has_attribute(const std::string& name) const {
   return H5Aexists(id_, name.c_str()) > 0;
 }
 
-bool Hdf5Object::has_child(const std::string& name) const {
-  return name.find('/') == std::string::npos && H5Lexists(id_, name.c_str(), H5P_DEFAULT) > 0;
-}
-
 Hdf5Object Hdf5Object::open_group(const std::string& name) const {
   size_t slash = name.find('/');
   if (slash != std::string::npos) return open_group(name.substr(0, slash)).open_group(name.substr(slash + 1));
@@ -243,15 +239,6 @@ Hdf5Object Hdf5Object::open_dataset(const std::string& name) const {
   if (H5Pget_layout(plist.id) == H5D_VIRTUAL) fail(where, "is a virtual dataset (data in other files)");
   if (H5Pget_external_count(plist.id) != 0) fail(where, "keeps its data in external files");
   return dataset;
-}
-
-Tensor Hdf5Object::read_dataset(const std::string& name, const Shape& expected) const {
-  Tensor values = read_dataset(name);
-  if (values.shape() != expected) {
-    fail(path_ + "/" + name, "has shape " + values.shape().to_string() + " but the model config needs " +
-                                 expected.to_string());
-  }
-  return values;
 }
 
 Tensor Hdf5Object::read_dataset(const std::string& name) const {

@@ -39,16 +39,14 @@ class Hdf5Object {
 
   // Reading.
   bool has_attribute(const std::string& name) const;
-  bool has_child(const std::string& name) const;
   /// A child group, through a hard link only; `name` may be a path "a/b".
   Hdf5Object open_group(const std::string& name) const;
   /// A string attribute, fixed or variable length (h5py writes both kinds).
   std::string read_string_attribute(const std::string& name) const;
   /// A 1-D string array attribute; an empty array may be stored as zero floats (Keras does).
   std::vector<std::string> read_string_array_attribute(const std::string& name) const;
-  /// A floating-point dataset of exactly `expected` shape, as float32.
-  Tensor read_dataset(const std::string& name, const Shape& expected) const;
-  /// The same in its stored shape (within a size limit).
+  /// A floating-point dataset in its stored shape (within a size limit), as float32; the
+  /// caller checks the shape (StoredGroup::read_dataset does, against the model config).
   Tensor read_dataset(const std::string& name) const;
   /// A scalar integer dataset.
   int64_t read_int64_scalar(const std::string& name) const;

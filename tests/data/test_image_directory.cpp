@@ -14,6 +14,8 @@
 namespace tenfold::data {
 namespace {
 
+using testing::error_of;
+
 namespace fs = std::filesystem;
 using testing::fixture_path;
 using testing::read_npy;
@@ -39,15 +41,6 @@ struct ScratchDirectory {
   /// A copy of the fixture's classes to alter.
   void copy_shapes() { fs::copy(shapes, path, fs::copy_options::recursive); }
 };
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
 
 TEST(ImageDirectory, MatchesKerasInEveryColorMode) {
   std::ifstream json_file(fixture_path("images/expected/files.json"));

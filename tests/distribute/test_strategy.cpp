@@ -22,14 +22,7 @@
 namespace tenfold::distribute {
 namespace {
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 struct Trained {
   std::vector<Tensor> weights;

@@ -21,18 +21,11 @@
 namespace tenfold::io {
 namespace {
 
+using testing::error_of;
+
 namespace fs = std::filesystem;
 using testing::fixture_path;
 using testing::read_npy;
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
 
 fs::path scratch(const std::string& name) {
   return fs::temp_directory_path() / ("tenfold_model_" + std::to_string(getpid()) + "_" + name);

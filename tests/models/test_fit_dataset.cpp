@@ -12,6 +12,8 @@
 namespace tenfold {
 namespace {
 
+using testing::error_of;
+
 std::unique_ptr<models::Sequential> small_model() {
   set_random_seed(3);
   auto model = std::make_unique<models::Sequential>(std::vector<std::shared_ptr<Layer>>{
@@ -30,15 +32,6 @@ struct Data {
     for (int i = 0; i < 50; ++i) y.data<int32_t>()[i] = i % 3;
   }
 };
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 TEST(FitDataset, TrainsAsArraysDoWithTheSameBatches) {
   Data data;

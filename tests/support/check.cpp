@@ -1,10 +1,21 @@
 #include "support/check.h"
 
+#include "core/error.h"
+
 #include <cmath>
 
 #include "core/random.h"
 
 namespace tenfold::testing {
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
 
 ::testing::AssertionResult all_close(std::span<const float> actual,
                                      std::span<const double> expected, double rtol, double atol) {

@@ -26,6 +26,9 @@ std::vector<double> numerical_gradient(const std::function<double(const std::vec
 std::vector<double> random_values(size_t count, uint64_t seed, double low = -1, double high = 1);
 std::vector<float> to_floats(const std::vector<double>& values);
 
+/// The message of the tenfold::Error `action` throws, or "(no error)".
+std::string error_of(const std::function<void()>& action);
+
 /// Directory of the committed fixtures.
 std::string fixture_path(const std::string& relative);
 

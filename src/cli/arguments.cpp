@@ -1,6 +1,9 @@
 #include "cli/arguments.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
 
 #include "core/error.h"
 
@@ -57,6 +60,25 @@ double Arguments::take_number(const std::string& name, double fallback, double m
                                                std::to_string(minimum) + ", got '" + *text + "'");
 }
 
+std::optional<size_t> Arguments::take_bytes(const std::string& name) {
+  std::optional<std::string> text = take(name);
+  if (!text) return std::nullopt;
+  try {
+    size_t used = 0;
+    double value = std::stod(*text, &used);
+    std::string unit;
+    for (char c : text->substr(used)) unit += char(std::toupper(c));
+    if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();  // "GB", "GiB"
+    if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
+    const std::map<std::string, int> powers = {{"", 0}, {"B", 0}, {"K", 1}, {"M", 2}, {"G", 3}, {"T", 4}};
+    auto power = powers.find(unit);
+    if (power != powers.end() && value > 0) return size_t(value * std::pow(1024.0, power->second));
+  } catch (const std::exception&) {
+  }
+  throw Error(ErrorCode::invalid_argument,
+              name + " expects a size such as 512M or 4G, got '" + *text + "'");
+}
+
 std::optional<std::string> Arguments::take_positional() {
   auto found = std::find_if(args_.begin(), args_.end(),
                             [](const std::string& arg) { return arg.rfind("-", 0) != 0; });
@@ -64,6 +86,12 @@ std::optional<std::string> Arguments::take_positional() {
   std::string value = *found;
   args_.erase(found);
   return value;
+}
+
+std::string Arguments::take_required_positional(const std::string& what) {
+  if (auto value = take_positional()) return *value;
+  throw Error(ErrorCode::invalid_argument,
+              "tenfold " + command_ + " needs " + what + "; see tenfold " + command_ + " --help");
 }
 
 void Arguments::finish() const {

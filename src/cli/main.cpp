@@ -11,8 +11,14 @@ namespace {
 const char* const usage = R"(usage: tenfold COMMAND [options]
 
 commands:
-  devices   the workers and devices training would use (tenfold devices --help)
-  train     train the recipe's CNN on Fashion-MNIST on every device (tenfold train --help)
+  devices    the workers and devices training would use
+  train      train the recipe's CNN on Fashion-MNIST on every device
+  evaluate   evaluate a saved model on the test split
+  predict    a saved model's predictions for the test split
+  summary    a model's layers, shapes and parameters
+  plot       draw a training history's loss and accuracy curves as a PNG
+
+tenfold COMMAND --help describes each command's options.
 )";
 
 }  // namespace
@@ -28,6 +34,10 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     if (command == "devices") return tenfold::cli::devices(args);
     if (command == "train") return tenfold::cli::train(args);
+    if (command == "evaluate") return tenfold::cli::evaluate(args);
+    if (command == "predict") return tenfold::cli::predict(args);
+    if (command == "summary") return tenfold::cli::summary(args);
+    if (command == "plot") return tenfold::cli::plot(args);
     std::fprintf(stderr, "tenfold: unknown command '%s'\n%s", command.c_str(), usage);
     return 2;
   } catch (const tenfold::Error& error) {

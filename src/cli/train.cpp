@@ -7,10 +7,11 @@
 #include "callbacks/backup_and_restore.h"
 #include "cli/cluster.h"
 #include "cli/commands.h"
+#include "cli/data_option.h"
 #include "core/error.h"
 #include "core/random.h"
-#include "datasets/mnist.h"
 #include "io/model_file.h"
+#include "models/memory_check.h"
 #include "models/seed_cnn.h"
 
 namespace tenfold::cli {
@@ -24,11 +25,6 @@ Dense 10 softmax) with Adam and SparseCategoricalCrossentropy, reporting accurac
 validating on the test split each epoch, data-parallel over every replica.
 
 options:
-  --data fashion-mnist|mnist|DIR
-                            IDX files (.gz or raw) to train on: fashion-mnist (default,
-                            /usr/share/datasets/fashion-mnist), mnist ($TENFOLD_DATASETS/mnist,
-                            default ~/.tenfold/datasets/mnist), or a directory holding
-                            train-/t10k-images-idx3-ubyte and train-/t10k-labels-idx1-ubyte
   --model seed-cnn|FILE.json
                             the model: the recipe's CNN (default), or a Keras model JSON
                             (model.to_json()) taking 28x28x1 images and giving 10 classes
@@ -44,7 +40,11 @@ options:
   --backup-freq N           batches between backups (default: at each epoch's end)
   --history FILE.json       write Keras' History (per-epoch loss, accuracy, val_loss,
                             val_accuracy) as JSON
-  --verbose 0|1|2           progress output as Keras' fit (default 1)
+  --verbose 0|1|2           progress output as Keras' fit (default 1): a progress bar on a
+                            terminal, a line per epoch otherwise
+  --memory-limit SIZE       memory training may use, e.g. 4G (default: what is available);
+                            checked before training against the measured needs of the
+                            compiled steps and the input batches (the data set not counted)
 )";
 
 const char* const pipeline_help = R"(
@@ -57,7 +57,7 @@ from_tensor_slices((x, y)).shuffle(10000, seed).batch(global batch).prefetch(AUT
 int train(const std::vector<std::string>& args) {
   Arguments arguments("train", args);
   if (arguments.wants_help()) {
-    std::printf("%s%s%s", help, cluster_options_help, pipeline_help);
+    std::printf("%s%s%s%s", help, data_option_help, cluster_options_help, pipeline_help);
     return 0;
   }
   std::string data_name = arguments.take("--data", "fashion-mnist");
@@ -76,6 +76,7 @@ int train(const std::vector<std::string>& args) {
   std::string backup_dir = arguments.take("--backup-dir", "");
   int64_t backup_freq = arguments.take_integer("--backup-freq", 0, 1);
   int verbose = int(arguments.take_integer("--verbose", 1, 0));
+  std::optional<size_t> memory_limit = arguments.take_bytes("--memory-limit");
   auto strategy = resolve_and_connect(arguments);
   arguments.finish();
   check_argument(!(global_batch_given && per_replica_batch),
@@ -89,14 +90,6 @@ int train(const std::vector<std::string>& args) {
                 strategy->num_local_replicas() == 1 ? "" : "s");
   }
 
-  datasets::ImageClassificationDatasets data =
-      data_name == "fashion-mnist" ? datasets::fashion_mnist::load_datasets()
-      : data_name == "mnist"       ? datasets::mnist::load_datasets()
-                                   : datasets::fashion_mnist::load_datasets(data_name);
-  data::Dataset train_batches =
-      data.train.shuffle(10000, seed).batch(global_batch).prefetch(data::AUTOTUNE);
-  data::Dataset test_batches = data.test.batch(global_batch).prefetch(data::AUTOTUNE);
-
   set_random_seed(seed);
   std::unique_ptr<models::Sequential> model;
   {
@@ -105,6 +98,16 @@ int train(const std::vector<std::string>& args) {
     model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   }
   if (chief && verbose > 0) std::fputs(model->summary().c_str(), stdout);
+  // Out-of-memory before any work, even before reading the data (Fashion-MNIST takes ~0.6 s).
+  distribute::AvailableMemory available = distribute::available_memory();
+  if (memory_limit) available = {*memory_limit, "--memory-limit"};
+  models::check_training_memory(*model, global_batch, available.bytes, available.source);
+
+  datasets::ImageClassificationDatasets data = load_data_option(data_name);
+  data::Dataset train_batches =
+      data.train.shuffle(10000, seed).batch(global_batch).prefetch(data::AUTOTUNE);
+  data::Dataset test_batches = data.test.batch(global_batch).prefetch(data::AUTOTUNE);
+
 
   models::FitOptions fit;
   fit.epochs = epochs;
@@ -118,7 +121,7 @@ int train(const std::vector<std::string>& args) {
 
   auto result = model->evaluate(test_batches, 0);
   if (!chief) return 0;
-  std::printf("Test loss: %.4f - test accuracy: %.4f\n", result.at("loss"), result.at("accuracy"));
+  std::printf("%s\n", test_results(result).c_str());
   if (!save_path.empty()) {
     io::save_model(*model, save_path);
     auto scope = strategy->scope();

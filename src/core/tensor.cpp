@@ -1,5 +1,6 @@
 #include "core/tensor.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -27,6 +28,14 @@ const char* dtype_name(DType dtype) {
   return "unknown";
 }
 
+namespace {
+
+std::atomic<size_t> live_bytes{0};
+
+}  // namespace
+
+size_t allocated_bytes() { return live_bytes.load(std::memory_order_relaxed); }
+
 std::shared_ptr<std::byte> allocate_aligned(size_t bytes, bool zero) {
   constexpr size_t alignment = 64;
   size_t rounded = (bytes + alignment - 1) / alignment * alignment;
@@ -37,7 +46,11 @@ std::shared_ptr<std::byte> allocate_aligned(size_t bytes, bool zero) {
                 "could not allocate " + std::to_string(bytes) + " bytes; use a smaller batch size");
   }
   if (zero) std::memset(memory, 0, rounded);
-  return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [](std::byte* p) { std::free(p); });
+  live_bytes += rounded;
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [rounded](std::byte* p) {
+    live_bytes -= rounded;
+    std::free(p);
+  });
 }
 
 Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {

@@ -23,6 +23,9 @@ template <> constexpr DType dtype_of<uint8_t>() { return DType::uint8; }
 
 /// Allocates `bytes` of 64-byte aligned memory, zeroed unless `zero` is false.
 std::shared_ptr<std::byte> allocate_aligned(size_t bytes, bool zero = true);
+/// Bytes allocated by allocate_aligned and not yet freed: every tensor, arena and kernel
+/// scratchpad (memory checks measure compiled steps with it).
+size_t allocated_bytes();
 
 class Tensor {
  public:

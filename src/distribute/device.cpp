@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <fstream>
 #include <mutex>
 #include <optional>
 
@@ -25,6 +26,39 @@ std::vector<int> available_cores() {
   }
   if (cores.empty()) cores.push_back(0);
   return cores;
+}
+
+namespace {
+
+/// The first number in `path` (a memory.max or memory.current file), if it holds one.
+std::optional<size_t> read_number(const std::string& path) {
+  std::ifstream in(path);
+  size_t value = 0;
+  if (in >> value) return value;
+  return std::nullopt;  // absent, or "max": no limit
+}
+
+}  // namespace
+
+AvailableMemory available_memory() {
+  AvailableMemory memory{0, "MemAvailable in /proc/meminfo"};
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  size_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") memory.bytes = kib * 1024;
+  }
+  // cgroup v2, as containers set it: the limit less what the group already uses.
+  auto limit = read_number("/sys/fs/cgroup/memory.max");
+  auto used = read_number("/sys/fs/cgroup/memory.current");
+  if (limit && used) {
+    size_t left = *limit > *used ? *limit - *used : 0;
+    if (memory.bytes == 0 || left < memory.bytes) {
+      memory = {left, "the cgroup's limit /sys/fs/cgroup/memory.max, less what it uses"};
+    }
+  }
+  return memory;
 }
 
 std::vector<Device> split_cpu(int count) {

@@ -3,6 +3,7 @@
 // that one replica runs on with its own thread team, so replicas run side by side instead of
 // fighting over every core. A device names its kind and index; nothing else here assumes a CPU,
 // so a CUDA device can stand beside it later.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,15 @@ struct Device {
 
 /// The cores this process may run on (its affinity mask).
 std::vector<int> available_cores();
+
+/// Memory this process can still use, and where that figure comes from.
+struct AvailableMemory {
+  size_t bytes = 0;
+  std::string source;  // "MemAvailable in /proc/meminfo", or the cgroup limit that is lower
+};
+/// The host's MemAvailable, or less when this process's cgroup (memory.max) leaves less. CPU
+/// devices share it.
+AvailableMemory available_memory();
 
 /// Splits the available cores into `count` logical CPU devices, as evenly as they divide; with
 /// more devices than cores, devices share cores round robin (for tests of many replicas).

@@ -1,0 +1,62 @@
+// tenfold evaluate MODEL: a saved model, loaded back in the strategy's scope, on the test split.
+#include <cstdio>
+
+#include "cli/cluster.h"
+#include "cli/commands.h"
+#include "cli/data_option.h"
+#include "io/model_file.h"
+
+namespace tenfold::cli {
+
+namespace {
+
+const char* const help = R"(usage: tenfold evaluate MODEL [options]
+
+Loads MODEL (a Keras .h5 or .keras file, as tenfold train --save writes it) in the
+strategy's scope and evaluates it on the test split with the loss and metrics it was
+compiled with (Keras' model.evaluate).
+
+options:
+  --batch-size N            global batch size, split across all replicas (default 512)
+  --verbose 0|1             0: the result only (default); 1: a progress bar as well
+)";
+
+}  // namespace
+
+std::string test_results(const std::map<std::string, double>& results) {
+  char text[64];
+  std::snprintf(text, sizeof text, "Test loss: %.4f", results.at("loss"));
+  std::string line = text;
+  for (const auto& [name, value] : results) {
+    if (name == "loss") continue;
+    std::snprintf(text, sizeof text, " - test %s: %.4f", name.c_str(), value);
+    line += text;
+  }
+  return line;
+}
+
+int evaluate(const std::vector<std::string>& args) {
+  Arguments arguments("evaluate", args);
+  if (arguments.wants_help()) {
+    std::printf("%s%s%s", help, data_option_help, cluster_options_help);
+    return 0;
+  }
+  std::string data_name = arguments.take("--data", "fashion-mnist");
+  int64_t batch_size = arguments.take_integer("--batch-size", 512, 1);
+  int verbose = int(arguments.take_integer("--verbose", 0, 0));
+  auto strategy = resolve_and_connect(arguments);
+  std::string model_path = arguments.take_required_positional("MODEL (a .h5 or .keras file)");
+  arguments.finish();
+
+  std::unique_ptr<models::Sequential> model;
+  {
+    auto scope = strategy->scope();
+    model = io::load_model(model_path);
+  }
+  datasets::ImageClassificationDatasets data = load_data_option(data_name);
+  auto results = model->evaluate(data.test.batch(batch_size).prefetch(data::AUTOTUNE), verbose);
+  if (strategy->is_chief()) std::printf("%s\n", test_results(results).c_str());
+  return 0;
+}
+
+}  // namespace tenfold::cli

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "callbacks/backup_and_restore.h"
+#include "callbacks/tensorboard.h"
 #include "cli/cluster.h"
 #include "cli/commands.h"
 #include "cli/data_option.h"
@@ -40,6 +41,10 @@ options:
   --backup-freq N           batches between backups (default: at each epoch's end)
   --history FILE.json       write Keras' History (per-epoch loss, accuracy, val_loss,
                             val_accuracy) as JSON
+  --log-dir DIR             TensorBoard event files (Keras' TensorBoard callback): DIR/train
+                            and DIR/validation, scalars per epoch; see them with
+                            tensorboard --logdir DIR
+  --update-freq N           with --log-dir, also write the batch scalars every N batches
   --verbose 0|1|2           progress output as Keras' fit (default 1): a progress bar on a
                             terminal, a line per epoch otherwise
   --memory-limit SIZE       memory training may use, e.g. 4G (default: what is available);
@@ -75,6 +80,8 @@ int train(const std::vector<std::string>& args) {
   std::string save_path = arguments.take("--save", "");
   std::string backup_dir = arguments.take("--backup-dir", "");
   int64_t backup_freq = arguments.take_integer("--backup-freq", 0, 1);
+  std::string log_dir = arguments.take("--log-dir", "");
+  int64_t update_freq = arguments.take_integer("--update-freq", 0, 1);
   int verbose = int(arguments.take_integer("--verbose", 1, 0));
   std::optional<size_t> memory_limit = arguments.take_bytes("--memory-limit");
   auto strategy = resolve_and_connect(arguments);
@@ -117,6 +124,8 @@ int train(const std::vector<std::string>& args) {
   if (!backup_dir.empty()) {
     fit.callbacks.push_back(std::make_shared<callbacks::BackupAndRestore>(backup_dir, backup_freq));
   }
+  check_argument(!update_freq || !log_dir.empty(), "--update-freq needs --log-dir");
+  if (!log_dir.empty()) fit.callbacks.push_back(std::make_shared<callbacks::TensorBoard>(log_dir, update_freq));
   models::History history = model->fit(train_batches, fit);
 
   auto result = model->evaluate(test_batches, 0);

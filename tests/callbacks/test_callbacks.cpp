@@ -2,6 +2,7 @@
 // uninterrupted one does; a damaged newest backup falls back to the previous one; saves are
 // crash-safe at every step; the other callbacks keep Keras' behaviour.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "callbacks/backup_and_restore.h"
 #include "callbacks/keras_callbacks.h"
+#include "callbacks/tensorboard.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "io/model_file.h"
@@ -23,6 +25,7 @@
 #include "optimizers/adam.h"
 #include "models/sequential.h"
 #include "support/check.h"
+#include "support/process.h"
 
 namespace tenfold::callbacks {
 namespace {
@@ -237,6 +240,62 @@ TEST(LearningRate, SchedulerAndReduceOnPlateau) {
   plateau->fit(batches(), options(4, {std::make_shared<ReduceLROnPlateau>(
                                      ReduceLROnPlateau::Options{.monitor = "loss", .factor = 0.5, .patience = 2})}));
   EXPECT_FLOAT_EQ(plateau->optimizer()->learning_rate(), 1e-30f * 0.5f);
+}
+
+TEST(TensorBoard, Crc32cKnownAnswer) {
+  EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u);  // the check value of RFC 3720, appendix B.4
+  EXPECT_EQ(crc32c("", 0), 0u);
+}
+
+/// The logs of every training batch, by the optimizer's step count.
+struct BatchLogs : Callback {
+  std::map<int64_t, Logs> at_step;
+  void on_train_batch_end(int64_t, const Logs& logs) override { at_step[model().optimizer()->iterations()] = logs; }
+};
+
+// TensorBoard's own reader (tests/callbacks/read_tensorboard.py, tensorboard from PyPI, which
+// checks each record's CRC) finds the scalars Keras' layout puts where they belong, with fit's
+// values: per epoch in train/ and validation/, per 3 steps in train/.
+TEST(TensorBoard, TensorBoardReadsTheScalarsFitLogged) {
+  fs::path dir = scratch("tensorboard");
+  auto model = small_model();
+  auto batch_logs = std::make_shared<BatchLogs>();
+  auto fit = options(3, {std::make_shared<TensorBoard>(dir.string(), 3), batch_logs});
+  fit.validation_dataset = batches();
+  models::History history = model->fit(batches(), fit);
+  for (const char* run : {"train", "validation"}) {
+    ASSERT_TRUE(fs::is_directory(dir / run));
+    auto file = fs::directory_iterator(dir / run)->path().filename().string();
+    EXPECT_EQ(file.rfind("events.out.tfevents.", 0), 0u) << file;
+  }
+  const char* python = std::getenv("TENFOLD_KERAS_PYTHON");
+  if (python && !fs::exists(python)) GTEST_SKIP() << python << " does not exist: tensorboard was not installed";
+  testing::CommandResult result = testing::run_command(std::string(python ? python : "python3") + " " +
+                                                       TENFOLD_TESTS_DIR + "/callbacks/read_tensorboard.py " + dir.string());
+  if (result.exit_code == 77) GTEST_SKIP() << result.output;
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  ASSERT_NE(result.output.find("SCALARS "), std::string::npos) << result.output;
+  auto scalars = nlohmann::json::parse(result.output.substr(result.output.find("SCALARS ") + 8));
+  auto expect_series = [&](const nlohmann::json& series, const std::vector<std::pair<int64_t, double>>& expected) {
+    ASSERT_EQ(series.size(), expected.size()) << series;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(series[i][0].get<int64_t>(), expected[i].first);
+      EXPECT_NEAR(series[i][1].get<double>(), expected[i].second, 1e-6 * std::abs(expected[i].second) + 1e-7);
+    }
+  };
+  for (std::string name : {"loss", "accuracy"}) {
+    std::vector<std::pair<int64_t, double>> train, validation, batch;
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      train.emplace_back(epoch, history.history.at(name)[size_t(epoch)]);
+      validation.emplace_back(epoch, history.history.at("val_" + name)[size_t(epoch)]);
+    }
+    for (int64_t step = 3; step <= 24; step += 3) batch.emplace_back(step, *find_log(batch_logs->at_step.at(step), name));
+    expect_series(scalars["train"]["epoch_" + name], train);
+    expect_series(scalars["validation"]["epoch_" + name], validation);
+    expect_series(scalars["train"]["batch_" + name], batch);
+  }
+  expect_series(scalars["train"]["epoch_learning_rate"], {{0, 0.01}, {1, 0.01}, {2, 0.01}});
+  fs::remove_all(dir);
 }
 
 }  // namespace

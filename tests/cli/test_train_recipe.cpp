@@ -9,29 +9,17 @@
 #include <nlohmann/json.hpp>
 
 #include "support/check.h"
+#include "support/process.h"
 
 namespace tenfold {
 namespace {
 
 using nlohmann::json;
 
-struct CommandResult {
-  int exit_code;
-  std::string output;
-};
-
-CommandResult run(const std::string& command_line) {
-  std::string command = command_line + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  while (size_t got = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, got);
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), output};
-}
+using testing::CommandResult;
 
 CommandResult run_tenfold(const std::string& arguments) {
-  return run(std::string(TENFOLD_BINARY) + " " + arguments);
+  return testing::run_command(std::string(TENFOLD_BINARY) + " " + arguments);
 }
 
 TEST(TrainRecipe, OneEpochReaches84PercentAndSavesAModelThatLoadsBack) {
@@ -136,7 +124,7 @@ TEST(Devices, ListsWorkersDevicesAndReplicas) {
 TEST(TrainRecipe, UnderMpirunTwoProcessesTrainAsOne) {
   CommandResult single = run_tenfold("train --epochs 1 --verbose 0 --devices 1");
   ASSERT_EQ(single.exit_code, 0) << single.output;
-  CommandResult job = run("mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x "
+  CommandResult job = testing::run_command("mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x "
                           "OMP_NUM_THREADS=1 " + std::string(TENFOLD_BINARY) +
                           " train --epochs 1 --verbose 1 --devices 1");
   ASSERT_EQ(job.exit_code, 0) << job.output;

@@ -16,6 +16,7 @@
 #include "losses/loss.h"
 #include "optimizers/rmsprop.h"
 #include "support/check.h"
+#include "support/process.h"
 #include "support/npy.h"
 
 namespace tenfold::io {
@@ -29,15 +30,6 @@ using testing::read_npy;
 
 fs::path scratch(const std::string& name) {
   return fs::temp_directory_path() / ("tenfold_model_" + std::to_string(getpid()) + "_" + name);
-}
-
-std::string run(const std::string& command) {
-  std::string output;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  char buffer[4096];
-  while (size_t got = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, got);
-  int status = pclose(pipe);
-  return std::to_string(WEXITSTATUS(status)) + "\n" + output;
 }
 
 // Keras' own files of one model, in both formats: .h5 and the Keras 3 .keras archive.
@@ -99,7 +91,7 @@ TEST(KerasH5, RoundTripKeepsWeightsOptimizerStateAndKerasLayout) {
     }
   }
   EXPECT_EQ(loaded->optimizer()->iterations(), 1);
-  std::string layout = run("h5dump -H " + path.string());
+  std::string layout = testing::run_command("h5dump -H " + path.string()).output;
   for (const char* expected : {"GROUP \"model_weights\"", "GROUP \"optimizer_weights\"",
                                "ATTRIBUTE \"model_config\"", "ATTRIBUTE \"training_config\"",
                                "( 3, 3, 1, 32 )", "( 5408, 128 )", "DATASET \"sequential_dense_kernel_velocity\""}) {
@@ -122,14 +114,14 @@ TEST_P(TenfoldFiles, LoadInKeras) {
   save_model(*model, path.string());
   const char* python = std::getenv("TENFOLD_KERAS_PYTHON");
   if (python && !fs::exists(python)) GTEST_SKIP() << python << " does not exist: Keras was not installed";
-  std::string result = run(std::string(python ? python : "python3") + " " + TENFOLD_TESTS_DIR +
-                           "/io/keras_predict.py " + path.string() + " " +
-                           fixture_path("models/x.npy") + " " + predictions.string());
+  testing::CommandResult result = testing::run_command(
+      std::string(python ? python : "python3") + " " + TENFOLD_TESTS_DIR + "/io/keras_predict.py " +
+      path.string() + " " + fixture_path("models/x.npy") + " " + predictions.string());
   fs::remove(path);
-  if (result.rfind("77\n", 0) == 0) GTEST_SKIP() << result;
-  ASSERT_EQ(result.rfind("0\n", 0), 0u) << result;
+  if (result.exit_code == 77) GTEST_SKIP() << result.output;
+  ASSERT_EQ(result.exit_code, 0) << result.output;
   Tensor expected = model->predict(read_npy(fixture_path("models/x.npy")));
-  EXPECT_TRUE(testing::all_close(read_npy(predictions.string()), expected, 1e-5, 1e-6)) << result;
+  EXPECT_TRUE(testing::all_close(read_npy(predictions.string()), expected, 1e-5, 1e-6)) << result.output;
   fs::remove(predictions);
 }
 

@@ -12,6 +12,15 @@
 
 namespace tenfold::testing {
 
+CommandResult run_command(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (size_t got = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, got);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
+}
+
 Process::Process(const std::vector<std::string>& command, std::filesystem::path log) : log_(std::move(log)) {
   pid_ = fork();
   if (pid_ == 0) {

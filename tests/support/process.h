@@ -1,6 +1,6 @@
 #pragma once
-// A command run in the background for tests that start, kill and wait for processes (mpirun
-// jobs, a training run killed mid-way).
+// Commands for tests: one run to its end, or one run in the background for tests that start,
+// kill and wait for processes (mpirun jobs, a training run killed mid-way).
 #include <sys/types.h>
 
 #include <filesystem>
@@ -28,6 +28,14 @@ class Process {
   pid_t pid_ = -1;
   std::filesystem::path log_;
 };
+
+/// What a shell command printed (stdout and stderr) and its exit code.
+struct CommandResult {
+  int exit_code;
+  std::string output;
+};
+/// Runs `command` with /bin/sh and waits for it.
+CommandResult run_command(const std::string& command);
 
 /// True while `pid` runs (a zombie counts as ended).
 bool alive(pid_t pid);

@@ -16,8 +16,11 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The recipe on every local device; then its curves as a PNG. TensorBoard: --logdir build/logs.
 run: build
-	$(BUILD_DIR)/tenfold train --save $(BUILD_DIR)/multi_device_model.h5
+	$(BUILD_DIR)/tenfold train --save $(BUILD_DIR)/multi_device_model.h5 \
+	  --history $(BUILD_DIR)/history.json --log-dir $(BUILD_DIR)/logs
+	$(BUILD_DIR)/tenfold plot $(BUILD_DIR)/history.json
 
 # Fast unit tests first, then the slow ones (real training runs), then the core (tensors,
 # input pipeline, data files) under sanitizers, then a short fuzzing run of the IDX reader.

@@ -111,14 +111,6 @@ TEST(TrainRecipe, TrainsAKerasModelJson) {
   EXPECT_NE(result.output.find("model JSON /nonexistent/model.json does not exist"), std::string::npos) << result.output;
 }
 
-TEST(Devices, ListsWorkersDevicesAndReplicas) {
-  CommandResult result = run_tenfold("devices --devices 3");
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("Workers: 1"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("/device:CPU:2"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("Number of replicas: 3"), std::string::npos) << result.output;
-}
-
 // The recipe across processes: every rank trains, rank 0 alone prints, and the result is the
 // one a single process gets with the same global batch.
 TEST(TrainRecipe, UnderMpirunTwoProcessesTrainAsOne) {

@@ -15,10 +15,6 @@ Prints Keras' model.summary() of MODEL: a .h5 or .keras file, or a Keras model J
 (model.to_json()); for a saved model, also what it was compiled with.
 )";
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 int summary(const std::vector<std::string>& args) {
@@ -29,7 +25,7 @@ int summary(const std::vector<std::string>& args) {
   }
   std::string model_path = arguments.take_required_positional("MODEL (a .h5, .keras or .json file)");
   arguments.finish();
-  auto model = ends_with(model_path, ".json") ? io::load_model_json(model_path) : io::load_model(model_path);
+  auto model = model_path.ends_with(".json") ? io::load_model_json(model_path) : io::load_model(model_path);
   std::fputs(model->summary().c_str(), stdout);
   if (model->optimizer() != nullptr) {
     std::string metrics;

@@ -115,7 +115,6 @@ int train(const std::vector<std::string>& args) {
       data.train.shuffle(10000, seed).batch(global_batch).prefetch(data::AUTOTUNE);
   data::Dataset test_batches = data.test.batch(global_batch).prefetch(data::AUTOTUNE);
 
-
   models::FitOptions fit;
   fit.epochs = epochs;
   fit.verbose = verbose;

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -43,11 +44,9 @@ std::optional<size_t> read_number(const std::string& path) {
 AvailableMemory available_memory() {
   AvailableMemory memory{0, "MemAvailable in /proc/meminfo"};
   std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  size_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit) {
-    if (key == "MemAvailable:") memory.bytes = kib * 1024;
+  for (std::string line; std::getline(meminfo, line);) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kib) == 1) memory.bytes = size_t(kib) * 1024;
   }
   // cgroup v2, as containers set it: the limit less what the group already uses.
   auto limit = read_number("/sys/fs/cgroup/memory.max");

@@ -41,9 +41,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tenfold: unknown command '%s'\n%s", command.c_str(), usage);
     return 2;
   } catch (const tenfold::Error& error) {
+    std::fflush(stdout);  // what the command printed comes before its error, also through a pipe
     std::fprintf(stderr, "tenfold: %s\n", error.what());
     return 1;
   } catch (const std::exception& error) {
+    std::fflush(stdout);
     std::fprintf(stderr, "tenfold: internal error: %s\n", error.what());
     return 1;
   }

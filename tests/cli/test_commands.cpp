@@ -185,6 +185,8 @@ TEST(Commands, BatchTooLargeForMemoryFailsAtOnce) {
   EXPECT_TRUE(result.output.find("is available (MemAvailable in /proc/meminfo)") != std::string::npos ||
               result.output.find("is available (the cgroup's limit") != std::string::npos) << result.output;
   EXPECT_EQ(result.output.find("Epoch 1"), std::string::npos) << result.output;
+  // Through a pipe too, the error is the last thing printed, after the model's summary.
+  EXPECT_GT(result.output.find("tenfold: resource exhausted"), result.output.find("Total params")) << result.output;
 
   result = tenfold("train --devices 2 --batch-size 8192 --memory-limit 300M");
   EXPECT_EQ(result.exit_code, 1) << result.output;

@@ -12,8 +12,10 @@ namespace tenfold::models {
 
 namespace {
 
-// fit warns once when the step waits for input longer than this share of an epoch.
+// fit warns once when the step waits for input longer than this share of an epoch, and longer
+// than a few hundredths of a second: the waits of a tiny epoch are noise, not a bottleneck.
 constexpr double input_bound_share = 0.10;
+constexpr double input_bound_min_seconds = 0.05;
 
 using Clock = std::chrono::steady_clock;
 
@@ -295,7 +297,8 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
                                   std::to_string(epoch + 1) +
                                   ": it is empty (check its source, take, skip, filter, shard)");
     double elapsed = seconds_since(epoch_start);
-    if (strategy_->is_chief() && !warned_input_bound && waiting > input_bound_share * elapsed) {
+    if (strategy_->is_chief() && !warned_input_bound && waiting > input_bound_share * elapsed &&
+        waiting > input_bound_min_seconds) {
       std::fprintf(stderr,
                    "WARNING: training waited for input %.0f%% of epoch %d (%.2f s of %.2f s): "
                    "the input pipeline is the bottleneck. Add .prefetch(AUTOTUNE) at its end, "

@@ -88,6 +88,8 @@ int train(const std::vector<std::string>& args) {
   arguments.finish();
   check_argument(!(global_batch_given && per_replica_batch),
                  "give --batch-size (global) or --per-replica-batch, not both");
+  check_argument(!backup_freq || !backup_dir.empty(), "--backup-freq needs --backup-dir");
+  check_argument(!update_freq || !log_dir.empty(), "--update-freq needs --log-dir");
   if (per_replica_batch) global_batch = per_replica_batch * strategy->num_replicas_in_sync();
   const bool chief = strategy->is_chief();
   if (chief && verbose > 0) {
@@ -119,11 +121,9 @@ int train(const std::vector<std::string>& args) {
   fit.epochs = epochs;
   fit.verbose = verbose;
   fit.validation_dataset = test_batches;
-  check_argument(!backup_freq || !backup_dir.empty(), "--backup-freq needs --backup-dir");
   if (!backup_dir.empty()) {
     fit.callbacks.push_back(std::make_shared<callbacks::BackupAndRestore>(backup_dir, backup_freq));
   }
-  check_argument(!update_freq || !log_dir.empty(), "--update-freq needs --log-dir");
   if (!log_dir.empty()) fit.callbacks.push_back(std::make_shared<callbacks::TensorBoard>(log_dir, update_freq));
   models::History history = model->fit(train_batches, fit);
 

@@ -169,6 +169,11 @@ TEST(Commands, MissingOrBadInputsAreClearErrors) {
   result = tenfold("train --update-freq 5");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("--update-freq needs --log-dir"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("Model: "), std::string::npos) << "refused before building: " << result.output;
+  result = tenfold("train --backup-freq 5");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("--backup-freq needs --backup-dir"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("Model: "), std::string::npos) << "refused before building: " << result.output;
 }
 
 // The recipe's out-of-memory case: a batch that cannot fit fails before any work, in well

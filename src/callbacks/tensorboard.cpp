@@ -141,7 +141,7 @@ void TensorBoard::on_train_batch_end(int64_t, const Logs& logs) {
 void TensorBoard::on_epoch_end(int epoch, const Logs& logs) {
   if (!train_) return;
   for (const auto& [name, value] : logs) {
-    if (name.rfind("val_", 0) == 0) {
+    if (name.starts_with("val_")) {
       validation_->add_scalar("epoch_" + name.substr(4), value, epoch);
     } else {
       train_->add_scalar("epoch_" + name, value, epoch);

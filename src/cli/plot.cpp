@@ -183,7 +183,7 @@ int plot(const std::vector<std::string>& args) {
   std::map<std::string, Series> history = read_history(history_path);
   std::vector<std::string> metrics;  // "loss" first, then the others, each with its val_ twin
   for (const auto& [name, values] : history) {
-    if (name.rfind("val_", 0) == 0) continue;
+    if (name.starts_with("val_")) continue;
     check_argument(values.size() == history.begin()->second.size(),
                    history_path + ": the metrics cover different numbers of epochs");
     metrics.insert(name == "loss" ? metrics.begin() : metrics.end(), name);

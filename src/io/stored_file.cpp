@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -24,7 +25,10 @@ using nlohmann::json;
 constexpr int max_group_depth = 32;
 constexpr size_t max_objects = 100000;
 constexpr uint64_t max_message_bytes = uint64_t(1) << 34;
-constexpr int reader_timeout_seconds = 120;
+// The reader gets 10 s, and 1 s more per 20 MB of file: a healthy model file reads at hundreds
+// of MB/s, while damaged ones can send libhdf5 spinning (a fuzzed global heap did, for minutes).
+constexpr int64_t reader_base_seconds = 10;
+constexpr int64_t reader_bytes_per_second = 20'000'000;
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) {
   throw Error(ErrorCode::data_loss, where + ": " + what);
@@ -146,8 +150,11 @@ void write_all(int fd, const void* data, size_t bytes) {
 // ---- In this process: read the child's message and check every piece of it. ----
 
 std::string receive(const std::string& path, int fd, pid_t child) {
+  std::error_code error;
+  const uintmax_t file_bytes = std::filesystem::file_size(path, error);
+  const int64_t timeout_seconds = reader_base_seconds + (error ? 0 : int64_t(file_bytes) / reader_bytes_per_second);
   std::string message;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(reader_timeout_seconds);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   char buffer[1 << 16];
   while (true) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -157,7 +164,7 @@ std::string receive(const std::string& path, int fd, pid_t child) {
     if (polled <= 0) {
       kill(child, SIGKILL);
       waitpid(child, nullptr, 0);
-      fail(path, "reading it took over " + std::to_string(reader_timeout_seconds) + " s: the file is damaged or hostile");
+      fail(path, "reading it took over " + std::to_string(timeout_seconds) + " s: the file is damaged or hostile");
     }
     ssize_t got = read(fd, buffer, sizeof buffer);
     if (got < 0 && errno == EINTR) continue;

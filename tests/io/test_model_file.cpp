@@ -253,6 +253,15 @@ TEST(KerasH5BadFiles, MissingNotHdf5AndTruncatedFiles) {
   fs::remove(cut);
 }
 
+// Found by tests/fuzz/run.sh: a damaged global heap under a string attribute sends libhdf5
+// 1.10 spinning in H5HG_read. The reader is stopped after 10 s (this file's allowance), an error.
+TEST(KerasH5BadFiles, AFileThatSpinsLibhdf5IsStoppedAfterItsAllowance) {
+  std::string path = fixture_path("models/hostile_heap_spins_libhdf5.h5");
+  std::string message = error_of([&] { load_model(path); });
+  EXPECT_NE(message.find(path + ": reading it took over 10 s: the file is damaged or hostile"), std::string::npos)
+      << message;
+}
+
 TEST(KerasH5BadFiles, UnknownAndLambdaLayersAreRefused) {
   EditableFile lambda("lambda.h5");
   lambda.set_config("model_config",

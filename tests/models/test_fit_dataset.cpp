@@ -80,21 +80,26 @@ TEST(FitDataset, ClearErrorsInsteadOfHangs) {
             std::string::npos);
 }
 
+/// What fit writes to stderr while training a small model on `dataset` for `epochs` epochs.
+std::string fit_warnings(const data::Dataset& dataset, int epochs) {
+  auto model = small_model();
+  models::FitOptions options;
+  options.epochs = epochs;
+  options.verbose = 0;
+  ::testing::internal::CaptureStderr();
+  model->fit(dataset, options);
+  return ::testing::internal::GetCapturedStderr();
+}
+
 TEST(FitDataset, WarnsOnceWhenInputBound) {
   Data data;
-  auto model = small_model();
   auto slow = data::Dataset::from_tensor_slices({data.x, data.y})
                   .map([](const data::Element& e) {
                     std::this_thread::sleep_for(std::chrono::milliseconds(2));
                     return e;
                   })
                   .batch(10);
-  models::FitOptions options;
-  options.epochs = 2;
-  options.verbose = 0;
-  ::testing::internal::CaptureStderr();
-  model->fit(slow, options);
-  std::string warnings = ::testing::internal::GetCapturedStderr();
+  std::string warnings = fit_warnings(slow, 2);
   EXPECT_NE(warnings.find("training waited for input"), std::string::npos) << warnings;
   EXPECT_NE(warnings.find("prefetch(AUTOTUNE)"), std::string::npos);
   EXPECT_EQ(warnings.find("WARNING", warnings.find("WARNING") + 1), std::string::npos) << "once";
@@ -103,14 +108,7 @@ TEST(FitDataset, WarnsOnceWhenInputBound) {
 // An epoch of a few milliseconds waits on its input for a share of them; that is no bottleneck.
 TEST(FitDataset, NoInputWarningForATinyEpoch) {
   Data data;
-  auto model = small_model();
-  auto fast = data::Dataset::from_tensor_slices({data.x, data.y}).batch(10);
-  models::FitOptions options;
-  options.epochs = 3;
-  options.verbose = 0;
-  ::testing::internal::CaptureStderr();
-  model->fit(fast, options);
-  std::string warnings = ::testing::internal::GetCapturedStderr();
+  std::string warnings = fit_warnings(data::Dataset::from_tensor_slices({data.x, data.y}).batch(10), 3);
   EXPECT_EQ(warnings.find("training waited for input"), std::string::npos) << warnings;
 }
 

@@ -1,6 +1,7 @@
 #include "models/compiled_step.h"
 
 #include "core/error.h"
+#include "kernels/onednn/engine.h"
 #include "layers/fusion.h"
 
 namespace tenfold::models {
@@ -13,6 +14,7 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
   std::vector<std::vector<Layer*>> step_layers;
   for (size_t i = 0; i < layers.size();) {
     bool need_input_gradient = training && i > 0;
+    kernels::onednn::CompilingLayer naming(layers[i]->name());
     std::unique_ptr<LayerStep> fused =
         i + 1 < layers.size()
             ? compile_fused(*layers[i], *layers[i + 1], shapes.back(), need_input_gradient)

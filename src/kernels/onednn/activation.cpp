@@ -40,26 +40,20 @@ ActivationKernel::ActivationKernel(Activation activation, int64_t rows, int64_t 
         {dnnl::prop_kind::forward_training, data, 1}, attr, engine());
     dnnl::softmax_backward::primitive_desc backward_pd({data, data, 1}, attr, engine(),
                                                        forward_pd);
-    forward_ = BoundPrimitive(dnnl::softmax_forward(forward_pd),
-                              {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}},
-                              forward_pd.scratchpad_desc());
-    backward_ = BoundPrimitive(
-        dnnl::softmax_backward(backward_pd),
-        {{DNNL_ARG_DST, data}, {DNNL_ARG_DIFF_DST, data}, {DNNL_ARG_DIFF_SRC, data}},
-        backward_pd.scratchpad_desc());
+    forward_ = BoundPrimitive(dnnl::softmax_forward(forward_pd), forward_pd,
+        {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
+    backward_ = BoundPrimitive(dnnl::softmax_backward(backward_pd), backward_pd,
+        {{DNNL_ARG_DST, data}, {DNNL_ARG_DIFF_DST, data}, {DNNL_ARG_DIFF_SRC, data}});
   } else {
     dnnl::algorithm algorithm = eltwise_algorithm(activation);
     dnnl::eltwise_forward::primitive_desc forward_pd(
         {dnnl::prop_kind::forward_training, algorithm, data, 0.0f, 0.0f}, attr, engine());
     dnnl::eltwise_backward::primitive_desc backward_pd({algorithm, data, data, 0.0f, 0.0f}, attr,
                                                        engine(), forward_pd);
-    forward_ = BoundPrimitive(dnnl::eltwise_forward(forward_pd),
-                              {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}},
-                              forward_pd.scratchpad_desc());
-    backward_ = BoundPrimitive(
-        dnnl::eltwise_backward(backward_pd),
-        {{DNNL_ARG_DST, data}, {DNNL_ARG_DIFF_DST, data}, {DNNL_ARG_DIFF_SRC, data}},
-        backward_pd.scratchpad_desc());
+    forward_ = BoundPrimitive(dnnl::eltwise_forward(forward_pd), forward_pd,
+        {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
+    backward_ = BoundPrimitive(dnnl::eltwise_backward(backward_pd), backward_pd,
+        {{DNNL_ARG_DST, data}, {DNNL_ARG_DIFF_DST, data}, {DNNL_ARG_DIFF_SRC, data}});
   }
   scratchpad_ = allocate_aligned(std::max(forward_.scratchpad_bytes(), backward_.scratchpad_bytes()));
 }
@@ -78,6 +72,11 @@ void ActivationKernel::backward(const float* dst, const float* diff_dst, float* 
     return;
   }
   backward_.execute({dst, diff_dst, diff_src}, scratchpad_.get());
+}
+
+std::vector<std::string> ActivationKernel::implementations() const {
+  if (forward_.empty()) return {};
+  return {"forward " + forward_.implementation(), "backward " + backward_.implementation()};
 }
 
 }  // namespace tenfold::kernels::onednn

@@ -3,6 +3,8 @@
 // backward from the output. Convolution and dense kernels fuse the elementwise ones into their
 // forward primitive as a post-op and use this kernel only for the backward.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "kernels/onednn/engine.h"
 #include "kernels/window.h"
@@ -25,6 +27,8 @@ class ActivationKernel {
   void forward(const float* src, float* dst);
   /// diff_src from the forward output and diff_dst (may alias diff_src).
   void backward(const float* dst, const float* diff_dst, float* diff_src);
+  /// The implementation oneDNN picked for each primitive (none for a linear activation).
+  std::vector<std::string> implementations() const;
 
  private:
   Activation activation_ = Activation::linear;

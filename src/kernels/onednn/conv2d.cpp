@@ -1,6 +1,8 @@
 #include "kernels/onednn/conv2d.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
 
@@ -51,69 +53,82 @@ memory::desc Conv2DKernel::keras_weights_desc(const WindowGeometry& g) {
 }
 
 Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
-                           const memory::desc& weights, bool need_diff_src)
+                           const memory::desc& stored_weights, bool need_diff_src)
     : use_bias_(use_bias),
       rows_(g.batch * g.out_height * g.out_width),
       channels_(g.out_channels),
       activation_(activation, rows_, channels_) {
   check_argument(fusable_as_post_op(activation), "Conv2D cannot fuse a softmax activation");
   ConvDescs d = conv_descs(g);
+  // NOTE: every primitive picks its own weights layout (`any`). Handed another one (the
+  // forward's, say), oneDNN 2.6 may fall back to its reference kernels: backward-data 12 s
+  // instead of 9 ms. The stored weights are reordered for a primitive that picked otherwise.
   dnnl::primitive_attr forward_attr = user_scratchpad_attr();
   forward_attr.set_post_ops(activation_post_ops(activation));
-  dnnl::convolution_forward::primitive_desc forward_pd(forward_desc(d, weights, use_bias),
+  dnnl::convolution_forward::primitive_desc forward_pd(forward_desc(d, d.any_weights, use_bias),
                                                        forward_attr, engine());
-  std::vector<std::pair<int, memory::desc>> forward_args = {{DNNL_ARG_SRC, d.src},
-                                                            {DNNL_ARG_WEIGHTS, weights}};
+  forward_weights_ = WeightsForPrimitive(stored_weights, forward_pd.weights_desc());
+  std::vector<std::pair<int, memory::desc>> forward_args = {
+      {DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, forward_pd.weights_desc()}};
   if (use_bias) forward_args.push_back({DNNL_ARG_BIAS, d.bias});
   forward_args.push_back({DNNL_ARG_DST, d.dst});
-  forward_ = BoundPrimitive(dnnl::convolution_forward(forward_pd), forward_args,
-                            forward_pd.scratchpad_desc());
+  forward_ = BoundPrimitive(dnnl::convolution_forward(forward_pd), forward_pd, forward_args);
 
   dnnl::primitive_attr attr = user_scratchpad_attr();
   if (need_diff_src) {
     dnnl::convolution_backward_data::primitive_desc pd(
-        {algorithm::convolution_direct, d.src, weights, d.dst, d.strides, d.padding_left,
+        {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.padding_left,
          d.padding_right},
         attr, engine(), forward_pd);
-    backward_data_ = BoundPrimitive(
-        dnnl::convolution_backward_data(pd),
-        {{DNNL_ARG_DIFF_DST, d.dst}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DIFF_SRC, d.src}},
-        pd.scratchpad_desc());
+    backward_data_weights_ = WeightsForPrimitive(stored_weights, pd.weights_desc());
+    backward_data_ = BoundPrimitive(dnnl::convolution_backward_data(pd), pd,
+                                    {{DNNL_ARG_DIFF_DST, d.dst},
+                                     {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                                     {DNNL_ARG_DIFF_SRC, d.src}});
   }
-  // NOTE: backward-weights picks its own diff_weights layout: forcing the forward's layout can
-  // land on oneDNN's reference kernel (seen for 1 input channel: 100x slower). Its bias
-  // reduction is slow too (+5 ms at batch 512, 2 threads), so the bias gradient is a plain
-  // row sum below.
+  // NOTE: backward-weights' bias reduction is slow (+5 ms at batch 512, 2 threads), so the
+  // bias gradient is a plain row sum below.
   dnnl::convolution_backward_weights::primitive_desc weights_pd(
       {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.padding_left,
        d.padding_right},
       attr, engine(), forward_pd);
   memory::desc diff_weights = weights_pd.diff_weights_desc();
   backward_weights_ = BoundPrimitive(
-      dnnl::convolution_backward_weights(weights_pd),
-      {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_DIFF_DST, d.dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_weights}},
-      weights_pd.scratchpad_desc());
+      dnnl::convolution_backward_weights(weights_pd), weights_pd,
+      {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_DIFF_DST, d.dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_weights}});
   own_diff_weights_ = allocate_aligned(diff_weights.get_size());
   dnnl::primitive_attr add_attr;
   dnnl::post_ops add;
   add.append_sum(1.0f);
   add_attr.set_post_ops(add);
-  to_weights_layout_ = BoundPrimitive(
-      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), diff_weights, engine(), weights)),
-      {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, weights}}, memory::desc());
+  dnnl::reorder::primitive_desc to_pd(engine(), diff_weights, engine(), stored_weights);
+  to_weights_layout_ = BoundPrimitive(dnnl::reorder(to_pd), to_pd,
+                                      {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, stored_weights}});
+  dnnl::reorder::primitive_desc add_pd(engine(), diff_weights, engine(), stored_weights, add_attr);
   add_to_weights_layout_ = BoundPrimitive(
-      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), diff_weights, engine(), weights, add_attr)),
-      {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, weights}}, memory::desc());
+      dnnl::reorder(add_pd), add_pd, {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, stored_weights}});
   scratchpad_ = allocate_aligned(std::max({forward_.scratchpad_bytes(),
                                            backward_data_.scratchpad_bytes(),
                                            backward_weights_.scratchpad_bytes()}));
 }
 
+std::vector<std::string> Conv2DKernel::implementations() const {
+  auto with_reorder = [](const BoundPrimitive& p, const WeightsForPrimitive& w) {
+    return p.implementation() + (w.reorders() ? " (weights reordered)" : "");
+  };
+  std::vector<std::string> names = {"forward " + with_reorder(forward_, forward_weights_)};
+  if (!backward_data_.empty()) {
+    names.push_back("backward-data " + with_reorder(backward_data_, backward_data_weights_));
+  }
+  names.push_back("backward-weights " + backward_weights_.implementation());
+  return names;
+}
+
 void Conv2DKernel::forward(const float* src, const float* weights, const float* bias, float* dst) {
   if (use_bias_) {
-    forward_.execute({src, weights, bias, dst}, scratchpad_.get());
+    forward_.execute({src, forward_weights_(weights), bias, dst}, scratchpad_.get());
   } else {
-    forward_.execute({src, weights, dst}, scratchpad_.get());
+    forward_.execute({src, forward_weights_(weights), dst}, scratchpad_.get());
   }
 }
 
@@ -131,7 +146,7 @@ void Conv2DKernel::activation_backward(const float* dst, float* diff_dst) {
 
 void Conv2DKernel::backward_data(const float* diff_dst, const float* weights, float* diff_src) {
   check_argument(!backward_data_.empty(), "Conv2D kernel was built without input gradient");
-  backward_data_.execute({diff_dst, weights, diff_src}, scratchpad_.get());
+  backward_data_.execute({diff_dst, backward_data_weights_(weights), diff_src}, scratchpad_.get());
 }
 
 void Conv2DKernel::backward_weights(const float* src, const float* diff_dst, float* diff_weights,

@@ -3,6 +3,8 @@
 // so the jit/brgemm kernels run; plain HWIO would fall back to im2col, 16x slower), optional
 // fused elementwise activation. Forward, backward-data and backward-weights live together.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/engine.h"
@@ -17,10 +19,13 @@ class Conv2DKernel {
   /// Keras' layout of the same weights: [KH, KW, in, filters].
   static memory::desc keras_weights_desc(const WindowGeometry& g);
 
-  /// `activation` must be fusable (not softmax). `weights_desc` is the layout the weights are
-  /// stored in; `need_diff_src` is false for a first layer, whose input needs no gradient.
+  /// `activation` must be fusable (not softmax). `stored_weights` is the layout the weights
+  /// are stored in (and their gradients written in); `need_diff_src` is false for a first layer, whose input needs no gradient.
   Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
-               const memory::desc& weights_desc, bool need_diff_src);
+               const memory::desc& stored_weights, bool need_diff_src);
+
+  /// The implementation oneDNN picked for each primitive, e.g. "forward brg:avx512_core".
+  std::vector<std::string> implementations() const;
 
   /// src [N,H,W,C] -> dst [N,OH,OW,F], activation applied.
   void forward(const float* src, const float* weights, const float* bias, float* dst);
@@ -42,6 +47,7 @@ class Conv2DKernel {
   bool use_bias_;
   int64_t rows_, channels_;  // diff_dst seen as [N * OH * OW, F]
   BoundPrimitive forward_, backward_data_, backward_weights_;
+  WeightsForPrimitive forward_weights_, backward_data_weights_;
   // backward-weights writes its own layout; these reorders move it into the weights' layout,
   // overwriting or adding.
   BoundPrimitive to_weights_layout_, add_to_weights_layout_;

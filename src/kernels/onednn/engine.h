@@ -2,6 +2,7 @@
 // The oneDNN CPU engine, a stream per thread, and the small pieces every oneDNN kernel shares.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -23,16 +24,38 @@ memory unbound(const memory::desc& desc);
 /// Primitive attributes with a user-managed scratchpad (see Scratchpad).
 dnnl::primitive_attr user_scratchpad_attr();
 
+/// What happens when oneDNN picks one of its reference implementations for a primitive.
+/// They are correct but 100-10000x slower (a convolution's backward-data: 12 s instead of
+/// 9 ms), so Tenfold must never run one: `warn` (the default) prints one warning per
+/// primitive; `error` (tests; or TENFOLD_REFERENCE_KERNELS=error) throws.
+enum class ReferenceKernelPolicy { warn, error };
+void set_reference_kernel_policy(ReferenceKernelPolicy policy);
+
+/// Names the layer whose kernels the current thread creates, for the reference-kernel message.
+class CompilingLayer {
+ public:
+  explicit CompilingLayer(const std::string& name);
+  ~CompilingLayer();
+  CompilingLayer(const CompilingLayer&) = delete;
+  CompilingLayer& operator=(const CompilingLayer&) = delete;
+
+ private:
+  std::string previous_;
+};
+
 /// A primitive with its argument memories built once; execute() only rebinds data pointers,
 /// so a training step allocates nothing.
 class BoundPrimitive {
  public:
   BoundPrimitive() = default;
-  /// `scratchpad` is the primitive descriptor's scratchpad_desc().
-  BoundPrimitive(dnnl::primitive primitive, const std::vector<std::pair<int, memory::desc>>& args,
-                 const memory::desc& scratchpad);
+  /// `primitive` made from `pd`, which gives the scratchpad size and the implementation name
+  /// (checked against ReferenceKernelPolicy).
+  BoundPrimitive(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd,
+                 const std::vector<std::pair<int, memory::desc>>& args);
   bool empty() const { return !primitive_; }
   size_t scratchpad_bytes() const { return scratchpad_bytes_; }
+  /// The implementation oneDNN chose, e.g. "brg:avx512_core" or "jit:avx512_core".
+  const std::string& implementation() const { return implementation_; }
   /// `pointers` in the order of the constructor's `args`; `scratchpad` of scratchpad_bytes().
   void execute(std::initializer_list<const void*> pointers, void* scratchpad);
 
@@ -41,6 +64,23 @@ class BoundPrimitive {
   std::vector<int> order_;
   Arguments arguments_;
   size_t scratchpad_bytes_ = 0;
+  std::string implementation_;
+};
+
+/// Weights handed to a primitive in the layout it picked: stored weights as they are when the
+/// layouts agree, otherwise a private copy reordered from the stored layout at each use
+/// (microseconds: weights are small next to activations).
+class WeightsForPrimitive {
+ public:
+  WeightsForPrimitive() = default;
+  WeightsForPrimitive(const memory::desc& stored, const memory::desc& picked);
+  bool reorders() const { return !reorder_.empty(); }
+  /// The weights to pass to the primitive.
+  const float* operator()(const float* stored);
+
+ private:
+  BoundPrimitive reorder_;
+  std::shared_ptr<std::byte> copy_;
 };
 
 /// Reorders `count` floats between two layouts of the same logical tensor (save/load path).

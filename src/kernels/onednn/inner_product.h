@@ -2,6 +2,8 @@
 // Dense (inner product) on oneDNN: src [rows, in] -> dst [rows, units], weights in the layout
 // oneDNN chooses, optional fused elementwise activation.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/engine.h"
@@ -15,7 +17,10 @@ class InnerProductKernel {
   static memory::desc keras_weights_desc(int64_t in, int64_t units);
 
   InnerProductKernel(int64_t rows, int64_t in, int64_t units, Activation activation, bool use_bias,
-                     const memory::desc& weights_desc, bool need_diff_src);
+                     const memory::desc& stored_weights, bool need_diff_src);
+
+  /// The implementation oneDNN picked for each primitive, e.g. "forward brgemm:avx512_core".
+  std::vector<std::string> implementations() const;
 
   void forward(const float* src, const float* weights, const float* bias, float* dst);
   /// Backward through activation (in place on diff_dst) and the product; diff_src may be null.
@@ -25,6 +30,7 @@ class InnerProductKernel {
  private:
   bool use_bias_;
   BoundPrimitive forward_, backward_data_, backward_weights_;
+  WeightsForPrimitive forward_weights_, backward_data_weights_;
   ActivationKernel activation_;
   std::shared_ptr<std::byte> scratchpad_;
 };

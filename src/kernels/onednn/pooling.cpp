@@ -25,21 +25,15 @@ PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g) {
   memory::desc workspace = forward_pd.workspace_desc();
   workspace_bytes_ = workspace.get_size();
   if (workspace_bytes_ > 0) {
-    forward_ = BoundPrimitive(
-        dnnl::pooling_forward(forward_pd),
-        {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, workspace}},
-        forward_pd.scratchpad_desc());
-    backward_ = BoundPrimitive(
-        dnnl::pooling_backward(backward_pd),
-        {{DNNL_ARG_DIFF_DST, dst}, {DNNL_ARG_DIFF_SRC, src}, {DNNL_ARG_WORKSPACE, workspace}},
-        backward_pd.scratchpad_desc());
+    forward_ = BoundPrimitive(dnnl::pooling_forward(forward_pd), forward_pd,
+        {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, workspace}});
+    backward_ = BoundPrimitive(dnnl::pooling_backward(backward_pd), backward_pd,
+        {{DNNL_ARG_DIFF_DST, dst}, {DNNL_ARG_DIFF_SRC, src}, {DNNL_ARG_WORKSPACE, workspace}});
   } else {
-    forward_ = BoundPrimitive(dnnl::pooling_forward(forward_pd),
-                              {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
-                              forward_pd.scratchpad_desc());
-    backward_ = BoundPrimitive(dnnl::pooling_backward(backward_pd),
-                               {{DNNL_ARG_DIFF_DST, dst}, {DNNL_ARG_DIFF_SRC, src}},
-                               backward_pd.scratchpad_desc());
+    forward_ = BoundPrimitive(dnnl::pooling_forward(forward_pd), forward_pd,
+        {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    backward_ = BoundPrimitive(dnnl::pooling_backward(backward_pd), backward_pd,
+        {{DNNL_ARG_DIFF_DST, dst}, {DNNL_ARG_DIFF_SRC, src}});
   }
   scratchpad_ = allocate_aligned(std::max(forward_.scratchpad_bytes(), backward_.scratchpad_bytes()));
 }
@@ -58,6 +52,11 @@ void PoolingKernel::backward(const float* diff_dst, float* diff_src, const void*
   } else {
     backward_.execute({diff_dst, diff_src}, scratchpad_.get());
   }
+}
+
+std::vector<std::string> PoolingKernel::implementations() const {
+  if (forward_.empty()) return {};
+  return {"forward " + forward_.implementation(), "backward " + backward_.implementation()};
 }
 
 }  // namespace tenfold::kernels::onednn

@@ -3,6 +3,8 @@
 // argmax of each window) that its backward reads; the caller owns it, so one kernel can run
 // several batch chunks and keep each chunk's workspace.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "kernels/onednn/engine.h"
 #include "kernels/reference/pooling.h"
@@ -22,6 +24,8 @@ class PoolingKernel {
   void forward(const float* src, float* dst, void* workspace);
   /// diff_dst -> diff_src, reading the workspace its forward wrote.
   void backward(const float* diff_dst, float* diff_src, const void* workspace);
+  /// The implementation oneDNN picked for each primitive (none for a linear activation).
+  std::vector<std::string> implementations() const;
 
  private:
   BoundPrimitive forward_, backward_;

@@ -1,0 +1,366 @@
+// The op table (as ggml's test-backend-ops): one row per layer configuration Tenfold accepts.
+// Each row runs the oneDNN kernel against the plain C++ reference, forward and backward, on a
+// small shape, then creates the same kernel at the shapes training uses (per-replica batches
+// 83, 256 and 512, weights in the layout the layer stores) and prints the implementation
+// oneDNN picked for every primitive. A reference implementation fails the row: the policy is
+// `error` here. A new layer or argument is one more row.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/onednn/activation.h"
+#include "kernels/onednn/conv2d.h"
+#include "kernels/onednn/inner_product.h"
+#include "kernels/onednn/pooling.h"
+#include "kernels/onednn/weight_layout.h"
+#include "kernels/reference/activation.h"
+#include "kernels/reference/conv2d.h"
+#include "kernels/reference/dense.h"
+#include "kernels/reference/pooling.h"
+#include "support/check.h"
+
+namespace tenfold::kernels {
+namespace {
+
+using testing::all_close;
+using testing::error_of;
+using testing::random_values;
+using testing::to_floats;
+
+constexpr double rtol = 1e-4, atol = 1e-5;
+
+/// Absolute tolerance for a sum of `terms` float products of values in [-1, 1]: rounding
+/// error grows as the square root of the length (seen: 4.5e-5 for 6272 terms).
+double sum_atol(int64_t terms) { return std::max(atol, 2e-6 * std::sqrt(double(terms))); }
+// Per-replica batches training compiles for: a remainder batch, and full ones.
+constexpr int64_t training_batches[] = {83, 256, 512};
+// The batch a layer picks its stored weight layout at (layers/conv2d.cpp, layers/dense.cpp).
+constexpr int64_t layout_batch = 256;
+
+std::vector<double> as_doubles(const std::vector<float>& values) {
+  return std::vector<double>(values.begin(), values.end());
+}
+
+std::vector<float> to_native(const onednn::OnednnWeightLayout& layout,
+                             const std::vector<float>& keras) {
+  std::vector<float> native(size_t(layout.native_elements()));
+  layout.from_keras(keras.data(), native.data());
+  return native;
+}
+
+std::vector<float> to_keras(const onednn::OnednnWeightLayout& layout,
+                            const std::vector<float>& native, size_t count) {
+  std::vector<float> keras(count);
+  layout.to_keras(native.data(), keras.data());
+  return keras;
+}
+
+void print_row(const std::string& row, const std::vector<std::string>& implementations) {
+  std::string line = "op table | " + row;
+  for (const std::string& implementation : implementations) line += " | " + implementation;
+  std::printf("%s\n", line.c_str());
+}
+
+class OpTable : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    onednn::set_reference_kernel_policy(onednn::ReferenceKernelPolicy::error);
+  }
+};
+
+// ---- Conv2D: kernel 1/3/5/7 x strides 1/2 x same/valid x channels x first layer or not.
+
+struct ConvRow {
+  int64_t kernel, stride;
+  Padding padding;
+  int64_t channels, filters;
+  bool first_layer;
+  Activation activation;
+  std::string name() const {
+    return "Conv2D k" + std::to_string(kernel) + " s" + std::to_string(stride) + " " +
+           padding_name(padding) + " " + std::to_string(channels) + "->" +
+           std::to_string(filters) + (first_layer ? " first" : "") + " " +
+           activation_name(activation);
+  }
+};
+
+std::vector<ConvRow> conv_rows() {
+  struct Channels {
+    int64_t in, out;
+    bool first;
+  };
+  const Channels channel_pairs[] = {{1, 32, true},  {3, 16, true},  {1, 32, false},
+                                    {3, 16, false}, {16, 16, false}, {32, 64, false},
+                                    {64, 128, false}, {128, 128, false}};
+  const Activation fused[] = {Activation::relu, Activation::linear, Activation::sigmoid,
+                              Activation::tanh};
+  std::vector<ConvRow> rows;
+  for (int64_t kernel : {1, 3, 5, 7})
+    for (int64_t stride : {1, 2})
+      for (Padding padding : {Padding::same, Padding::valid})
+        for (const Channels& c : channel_pairs) {
+          rows.push_back({kernel, stride, padding, c.in, c.out, c.first,
+                          fused[rows.size() % std::size(fused)]});
+        }
+  return rows;
+}
+
+/// The layout a Conv2D layer stores its kernel in, for inputs of `g`'s size.
+onednn::OnednnWeightLayout conv_layout(WindowGeometry g) {
+  g.batch = layout_batch;
+  return {onednn::Conv2DKernel::keras_weights_desc(g),
+          onednn::Conv2DKernel::preferred_weights_desc(g)};
+}
+
+void check_conv_against_reference(const ConvRow& row) {
+  WindowGeometry g = make_window_geometry(2, 9, 9, row.channels, row.filters, row.kernel,
+                                          row.kernel, row.stride, row.stride, row.padding);
+  size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.out_channels);
+  auto x = to_floats(random_values(size_t(g.batch * 9 * 9 * row.channels), 1));
+  auto kernel = to_floats(random_values(size_t(row.kernel * row.kernel * row.channels * row.filters), 2));
+  auto bias = to_floats(random_values(size_t(row.filters), 3));
+  auto upstream = to_floats(random_values(out_count, 4));
+
+  std::vector<float> pre(out_count), expected_y(out_count), expected_dpre(out_count);
+  std::vector<float> expected_dx(x.size()), expected_dkernel(kernel.size()), expected_dbias(bias.size());
+  reference::conv2d_forward<float>(g, x.data(), kernel.data(), bias.data(), pre.data());
+  reference::activation_forward<float>(row.activation, int64_t(out_count), pre.data(), expected_y.data());
+  reference::activation_backward<float>(row.activation, int64_t(out_count), expected_y.data(),
+                                        upstream.data(), expected_dpre.data());
+  reference::conv2d_backward<float>(g, x.data(), kernel.data(), expected_dpre.data(),
+                                    expected_dx.data(), expected_dkernel.data(), expected_dbias.data());
+
+  onednn::OnednnWeightLayout layout = conv_layout(g);
+  onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer);
+  auto native_kernel = to_native(layout, kernel);
+  std::vector<float> y(out_count), dx(x.size()), dnative(native_kernel.size()), dbias(bias.size());
+  conv.forward(x.data(), native_kernel.data(), bias.data(), y.data());
+  EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol,
+                        sum_atol(row.kernel * row.kernel * row.channels))) << "forward";
+  std::vector<float> dy = upstream;
+  conv.backward(x.data(), y.data(), dy.data(), native_kernel.data(),
+                row.first_layer ? nullptr : dx.data(), dnative.data(), dbias.data());
+  if (!row.first_layer) {
+    EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol,
+                          sum_atol(row.kernel * row.kernel * row.filters))) << "dx";
+  }
+  EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected_dkernel),
+                        rtol, 1e-4)) << "dkernel";
+  EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), rtol, 1e-4)) << "dbias";
+}
+
+class Conv2DRows : public OpTable, public ::testing::WithParamInterface<ConvRow> {};
+
+TEST_P(Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
+  const ConvRow& row = GetParam();
+  check_conv_against_reference(row);
+  // Training shapes: 28x28 images for a first layer, 14x14 feature maps inside a network.
+  const int64_t size = row.first_layer ? 28 : 14;
+  for (int64_t batch : training_batches) {
+    WindowGeometry g = make_window_geometry(batch, size, size, row.channels, row.filters,
+                                            row.kernel, row.kernel, row.stride, row.stride,
+                                            row.padding);
+    onednn::OnednnWeightLayout layout = conv_layout(g);
+    onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer);
+    if (batch == layout_batch) print_row(row.name() + " " + std::to_string(size) + "x" +
+                                             std::to_string(size), conv.implementations());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, Conv2DRows, ::testing::ValuesIn(conv_rows()));
+
+// ---- Dense: the sizes of the zoo's models, first layer or not, fused activations.
+
+struct DenseRow {
+  int64_t in, units;
+  bool first_layer;
+  Activation activation;
+  std::string name() const {
+    return "Dense " + std::to_string(in) + "->" + std::to_string(units) +
+           (first_layer ? " first" : "") + " " + activation_name(activation);
+  }
+};
+
+class DenseRows : public OpTable, public ::testing::WithParamInterface<DenseRow> {};
+
+TEST_P(DenseRows, MatchesReferenceAndRunsNoReferenceKernel) {
+  const DenseRow& row = GetParam();
+  const int64_t rows = 5;
+  auto x = to_floats(random_values(size_t(rows * row.in), 1));
+  auto kernel = to_floats(random_values(size_t(row.in * row.units), 2, -0.1, 0.1));
+  auto bias = to_floats(random_values(size_t(row.units), 3));
+  auto upstream = to_floats(random_values(size_t(rows * row.units), 4));
+  size_t out_count = size_t(rows * row.units);
+  std::vector<float> pre(out_count), expected_y(out_count), expected_dpre(out_count);
+  std::vector<float> expected_dx(x.size()), expected_dkernel(kernel.size()), expected_dbias(bias.size());
+  reference::dense_forward<float>(rows, row.in, row.units, x.data(), kernel.data(), bias.data(), pre.data());
+  reference::activation_forward<float>(row.activation, int64_t(out_count), pre.data(), expected_y.data());
+  reference::activation_backward<float>(row.activation, int64_t(out_count), expected_y.data(),
+                                        upstream.data(), expected_dpre.data());
+  reference::dense_backward<float>(rows, row.in, row.units, x.data(), kernel.data(),
+                                   expected_dpre.data(), expected_dx.data(),
+                                   expected_dkernel.data(), expected_dbias.data());
+
+  onednn::OnednnWeightLayout layout(
+      onednn::InnerProductKernel::keras_weights_desc(row.in, row.units),
+      onednn::InnerProductKernel::preferred_weights_desc(layout_batch, row.in, row.units));
+  onednn::InnerProductKernel dense(rows, row.in, row.units, row.activation, true,
+                                   layout.native_desc(), !row.first_layer);
+  auto native_kernel = to_native(layout, kernel);
+  std::vector<float> y(out_count), dx(x.size()), dnative(native_kernel.size()), dbias(bias.size());
+  dense.forward(x.data(), native_kernel.data(), bias.data(), y.data());
+  EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol, sum_atol(row.in))) << "forward";
+  std::vector<float> dy = upstream;
+  dense.backward(x.data(), y.data(), dy.data(), native_kernel.data(),
+                 row.first_layer ? nullptr : dx.data(), dnative.data(), dbias.data());
+  if (!row.first_layer) {
+    EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol, sum_atol(row.units))) << "dx";
+  }
+  EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected_dkernel),
+                        rtol, 1e-4)) << "dkernel";
+  EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), rtol, 1e-4)) << "dbias";
+
+  for (int64_t batch : training_batches) {
+    onednn::InnerProductKernel at_batch(batch, row.in, row.units, row.activation, true,
+                                        layout.native_desc(), !row.first_layer);
+    if (batch == layout_batch) print_row(row.name(), at_batch.implementations());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, DenseRows,
+    ::testing::Values(DenseRow{784, 512, true, Activation::relu},
+                      DenseRow{512, 256, false, Activation::relu},
+                      DenseRow{256, 10, false, Activation::linear},
+                      DenseRow{5408, 128, false, Activation::relu},
+                      DenseRow{3136, 1024, false, Activation::relu},
+                      DenseRow{1024, 10, false, Activation::linear},
+                      DenseRow{4096, 256, false, Activation::sigmoid},
+                      DenseRow{300, 20, false, Activation::tanh},
+                      DenseRow{13, 64, true, Activation::relu},
+                      DenseRow{64, 1, false, Activation::sigmoid}));
+
+// ---- Pooling: max and average, sizes, strides, padding.
+
+struct PoolRow {
+  reference::PoolKind kind;
+  int64_t pool, stride;
+  Padding padding;
+  std::string name() const {
+    return std::string(kind == reference::PoolKind::max ? "MaxPooling2D" : "AveragePooling2D") +
+           " pool" + std::to_string(pool) + " s" + std::to_string(stride) + " " +
+           padding_name(padding);
+  }
+};
+
+std::vector<PoolRow> pool_rows() {
+  std::vector<PoolRow> rows;
+  for (auto kind : {reference::PoolKind::max, reference::PoolKind::average})
+    for (int64_t pool : {2, 3})
+      for (int64_t stride : {1, 2})
+        for (Padding padding : {Padding::valid, Padding::same}) rows.push_back({kind, pool, stride, padding});
+  return rows;
+}
+
+class PoolingRows : public OpTable, public ::testing::WithParamInterface<PoolRow> {};
+
+TEST_P(PoolingRows, MatchesReferenceAndRunsNoReferenceKernel) {
+  const PoolRow& row = GetParam();
+  const int64_t channels = 5;
+  WindowGeometry g = make_window_geometry(3, 9, 8, channels, channels, row.pool, row.pool,
+                                          row.stride, row.stride, row.padding);
+  size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.in_channels);
+  auto x = to_floats(random_values(size_t(3 * 9 * 8 * channels), 1));
+  auto upstream = to_floats(random_values(out_count, 2));
+  std::vector<float> expected_y(out_count), expected_dx(x.size()), y(out_count), dx(x.size());
+  reference::pool_forward<float>(row.kind, g, x.data(), expected_y.data());
+  reference::pool_backward<float>(row.kind, g, x.data(), upstream.data(), expected_dx.data());
+  onednn::PoolingKernel pool(row.kind, g);
+  std::vector<std::byte> workspace(pool.workspace_bytes());
+  pool.forward(x.data(), y.data(), workspace.data());
+  pool.backward(upstream.data(), dx.data(), workspace.data());
+  EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol, atol)) << "forward";
+  EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol, atol)) << "backward";
+
+  for (int64_t batch : training_batches) {
+    onednn::PoolingKernel at_batch(row.kind, make_window_geometry(batch, 28, 28, 32, 32, row.pool,
+                                                                  row.pool, row.stride, row.stride,
+                                                                  row.padding));
+    if (batch == layout_batch) print_row(row.name() + " 28x28x32", at_batch.implementations());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, PoolingRows, ::testing::ValuesIn(pool_rows()));
+
+// ---- Activations, standalone (fused ones are in the Conv2D and Dense rows).
+
+class ActivationRows : public OpTable, public ::testing::WithParamInterface<Activation> {};
+
+TEST_P(ActivationRows, MatchesReferenceAndRunsNoReferenceKernel) {
+  Activation activation = GetParam();
+  const int64_t rows = 7, columns = 10;
+  auto x = to_floats(random_values(size_t(rows * columns), 1, -3, 3));
+  auto upstream = to_floats(random_values(x.size(), 2));
+  std::vector<float> expected_y(x.size()), expected_dx(x.size()), y(x.size()), dx(x.size());
+  if (activation == Activation::softmax) {
+    reference::softmax_forward<float>(rows, columns, x.data(), expected_y.data());
+    reference::softmax_backward<float>(rows, columns, expected_y.data(), upstream.data(), expected_dx.data());
+  } else {
+    reference::activation_forward<float>(activation, int64_t(x.size()), x.data(), expected_y.data());
+    reference::activation_backward<float>(activation, int64_t(x.size()), expected_y.data(),
+                                          upstream.data(), expected_dx.data());
+  }
+  onednn::ActivationKernel kernel(activation, rows, columns);
+  kernel.forward(x.data(), y.data());
+  kernel.backward(y.data(), upstream.data(), dx.data());
+  EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol, atol)) << "forward";
+  EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol, atol)) << "backward";
+  onednn::ActivationKernel at_batch(activation, layout_batch, 10);
+  print_row(std::string("Activation ") + activation_name(activation) + " 256x10",
+            at_batch.implementations());
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, ActivationRows,
+                         ::testing::Values(Activation::linear, Activation::relu,
+                                           Activation::sigmoid, Activation::tanh,
+                                           Activation::softmax));
+
+// ---- The check itself: a primitive forced onto oneDNN's reference kernel is refused. The
+// convolution of the first bug report: backward-data handed the forward's weight layout.
+
+TEST_F(OpTable, ReferenceKernelIsRefusedNamingLayerAndPrimitive) {
+  using tag = onednn::memory::format_tag;
+  onednn::memory::desc src = onednn::f32_desc({83, 32, 14, 14}, tag::nhwc);
+  onednn::memory::desc dst = onednn::f32_desc({83, 64, 14, 14}, tag::nhwc);
+  onednn::memory::desc weights = onednn::f32_desc({64, 32, 5, 5}, tag::Acdb32a);
+  dnnl::convolution_forward::primitive_desc forward_pd(
+      {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src, weights, dst,
+       {1, 1}, {2, 2}, {2, 2}},
+      onednn::engine());
+  dnnl::convolution_backward_data::primitive_desc pd(
+      {dnnl::algorithm::convolution_direct, src, weights, dst, {1, 1}, {2, 2}, {2, 2}},
+      onednn::engine(), forward_pd);
+  ASSERT_TRUE(std::string(pd.impl_info_str()).starts_with("ref")) << pd.impl_info_str();
+
+  auto bind = [&] {
+    onednn::CompilingLayer naming("conv2d_1");
+    onednn::BoundPrimitive(dnnl::convolution_backward_data(pd), pd,
+                           {{DNNL_ARG_DIFF_DST, dst}, {DNNL_ARG_WEIGHTS, weights},
+                            {DNNL_ARG_DIFF_SRC, src}});
+  };
+  std::string error = error_of(bind);
+  EXPECT_NE(error.find("reference"), std::string::npos) << error;
+  EXPECT_NE(error.find("convolution backward-data of layer 'conv2d_1'"), std::string::npos) << error;
+  EXPECT_NE(error.find("src 83x32x14x14"), std::string::npos) << error;
+  // The warn policy lets it run (release builds print a warning instead).
+  onednn::set_reference_kernel_policy(onednn::ReferenceKernelPolicy::warn);
+  EXPECT_EQ(error_of(bind), "(no error)");
+}
+
+}  // namespace
+}  // namespace tenfold::kernels

@@ -1,7 +1,9 @@
-// Training throughput of the recipe's model: samples/s of optimizer steps on Fashion-MNIST
-// batches (the global batch), after warm-up. Prints one JSON line; bench/train_throughput.py
-// runs it side by side with PyTorch and Keras, bench/scaling.py over replicas and processes.
+// Training throughput of the recipe's model (or --model FILE.json, a Keras model JSON):
+// samples/s of optimizer steps on Fashion-MNIST batches (the global batch), after warm-up.
+// Prints one JSON line; bench/train_throughput.py runs it side by side with PyTorch and Keras,
+// bench/scaling.py over replicas and processes.
 //   tenfold-bench-train [--batch-size 512] [--steps 20] [--repeats 5] [--warmup 5] [--devices N]
+//                       [--model FILE.json]
 // Reports the median and the best of `repeats` timed windows of `steps` steps: on a shared
 // machine the best window is the least disturbed one.
 // Without --devices: one replica, threads from OMP_NUM_THREADS (oneDNN's team). With it: that
@@ -18,15 +20,18 @@
 #include "datasets/mnist.h"
 #include "datasets/idx.h"
 #include "distribute/strategy.h"
+#include "io/model_file.h"
 #include "models/seed_cnn.h"
 
 using namespace tenfold;
 
 int main(int argc, char** argv) {
   int64_t batch_size = 512, steps = 20, repeats = 5, warmup = 5, devices = 0;
+  std::string model_json;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string option = argv[i];
     int64_t value = std::atoll(argv[i + 1]);
+    if (option == "--model") model_json = argv[i + 1];
     if (option == "--batch-size") batch_size = value;
     if (option == "--steps") steps = value;
     if (option == "--warmup") warmup = value;
@@ -44,7 +49,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<models::Sequential> model;
   {
     auto scope = strategy->scope();
-    model = models::seed_cnn();
+    model = model_json.empty() ? models::seed_cnn() : io::load_model_json(model_json);
     model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   }
   int64_t batches = x.shape()[0] / batch_size;

@@ -1,5 +1,7 @@
 #include "layers/fusion.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "kernels/onednn/activation.h"
@@ -21,9 +23,21 @@ using kernels::onednn::PoolingKernel;
 using kernels::reference::PoolKind;
 
 // Convolution output per chunk: it must stay in cache between the convolution and the
-// pooling. Measured with bench/ (recipe model, batch 512, 2 threads, best of 6 windows):
-// 256 KiB 27.9k samples/s, 1 MiB 20.6k, 4 MiB 30.1k, unchunked 19.5k.
-constexpr int64_t chunk_bytes = int64_t(4) << 20;
+// pooling, so a chunk takes half of one core's L2 (the other half holds the chunk's input and
+// the weights). Measured on the zoo (bench/zoo/, batch 512, 2 replicas, 2 MiB L2): chunks of
+// 512 KiB / 1 MiB / 2 MiB / 4 MiB gave 26.1k / 27.7k / 26.8k / 25.5k samples/s on the recipe's
+// model and 2634 / 2570 / 2542 / 2537 on vgg_stack; unfused, 17.8k and 2405.
+int64_t chunk_bytes() {
+  static const int64_t bytes = [] {
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? int64_t(l2) / 2 : int64_t(1) << 20;
+  }();
+  return bytes;
+}
+
+// Below this many samples per chunk the kernels run on too little work to pay for the
+// chunking: the pair runs unfused.
+constexpr int64_t min_chunk_samples = 4;
 
 WindowGeometry with_batch(WindowGeometry g, int64_t batch) {
   g.batch = batch;
@@ -51,7 +65,7 @@ class ConvMaxPoolStep : public LayerStep {
     WindowGeometry pool_geometry = pool.geometry(conv_output);
     const int64_t batch = input_shape[0];
     const int64_t sample_bytes = conv_output.without_batch().num_elements() * int64_t(sizeof(float));
-    chunk_ = std::clamp<int64_t>(chunk_bytes / sample_bytes, 1, batch);
+    chunk_ = std::clamp<int64_t>(chunk_bytes() / sample_bytes, 1, batch);
     in_sample_ = input_shape.without_batch().num_elements();
     out_sample_ = pool.compute_output_shape(conv_output).without_batch().num_elements();
     const auto& layout = static_cast<const OnednnWeightLayout&>(conv.kernel_layout());
@@ -133,6 +147,9 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const Shap
       conv->activation() == kernels::Activation::softmax) {
     return nullptr;
   }
+  const int64_t sample_bytes =
+      conv->compute_output_shape(input_shape).without_batch().num_elements() * int64_t(sizeof(float));
+  if (chunk_bytes() / sample_bytes < std::min(min_chunk_samples, input_shape[0])) return nullptr;
   return std::make_unique<ConvMaxPoolStep>(*conv, *pool, input_shape, conv->weights(),
                                            need_input_gradient);
 }

@@ -76,7 +76,7 @@ TEST(Commands, HelpDocumentsTheOptionsTested) {
                           "--verbose", "--memory-limit"}));
   EXPECT_EQ(documented_options("evaluate"), with_cluster({"--data", "--batch-size", "--verbose"}));
   EXPECT_EQ(documented_options("predict"), std::set<std::string>({"--data", "--count", "--output", "--batch-size"}));
-  EXPECT_EQ(documented_options("summary"), std::set<std::string>{});
+  EXPECT_EQ(documented_options("summary"), std::set<std::string>{"--batch-size"});
   EXPECT_EQ(documented_options("plot"), std::set<std::string>({"--output", "--width", "--height"}));
 }
 
@@ -146,6 +146,19 @@ TEST(Commands, TrainWithEveryOptionThenEvaluatePredictSummary) {
   CommandResult json_summary = tenfold("summary " + testing::fixture_path("models/small_cnn.json"));
   ASSERT_EQ(json_summary.exit_code, 0) << json_summary.output;
   EXPECT_NE(json_summary.output.find("(None, 26, 26, 8)"), std::string::npos) << json_summary.output;
+  // The arena holds activations and gradients: twice the batch, twice the bytes.
+  auto arena_mib = [&](int batch) {
+    CommandResult result = tenfold("summary " + testing::fixture_path("models/small_cnn.json") +
+                                   " --batch-size " + std::to_string(batch));
+    std::smatch match;
+    std::regex expected("Training step at per-replica batch " + std::to_string(batch) +
+                    ": arena ([0-9.]+) MiB");
+    EXPECT_TRUE(std::regex_search(result.output, match, expected)) << result.output;
+    return match.empty() ? 0.0 : std::stod(match[1]);
+  };
+  double at_1024 = arena_mib(1024), at_2048 = arena_mib(2048);
+  EXPECT_GT(at_1024, 1.0);
+  EXPECT_NEAR(at_2048, 2 * at_1024, 0.01 * at_2048);
 
   for (const fs::path& path : {model, history, logs, backups, data, predictions}) fs::remove_all(path);
 }

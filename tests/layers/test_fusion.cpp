@@ -1,8 +1,8 @@
 // The fused Conv2D + MaxPooling2D step computes what the two layers compute apart: the same
 // model trained once fused and once with a linear Activation between the pair (which stops the
 // fusion) ends with the same weights. Batch 100 of 28x28 images with 32 filters makes the
-// fused step run two full chunks and a remainder; the second pair also needs the input
-// gradient.
+// fused step run several full chunks and a remainder (a chunk is half an L2 cache: 12 samples
+// at 2 MiB); the second pair also needs the input gradient.
 #include <gtest/gtest.h>
 
 #include "layers/activation.h"
@@ -48,6 +48,17 @@ TEST(Fusion, ConvMaxPoolIsFusedOnlyForMaxPooling) {
   EXPECT_NE(compile_fused(conv, max_pool, {2, 10, 10, 3}, true), nullptr);
   EXPECT_EQ(compile_fused(conv, average_pool, {2, 10, 10, 3}, true), nullptr);
   EXPECT_EQ(compile_fused(max_pool, conv, {2, 10, 10, 3}, true), nullptr);
+}
+
+// A chunk fewer than 4 samples big does not pay: a 512x512 image with 64 filters makes
+// 64 MiB of convolution output per sample.
+TEST(Fusion, FeatureMapsLargerThanTheCacheRunUnfused) {
+  layers::Conv2D conv(layers::Conv2DOptions{.filters = 64, .padding = "same"});
+  layers::MaxPooling2D max_pool;
+  Random random(1);
+  conv.build({8, 512, 512, 3}, random);
+  EXPECT_EQ(compile_fused(conv, max_pool, {8, 512, 512, 3}, true), nullptr);
+  EXPECT_NE(compile_fused(conv, max_pool, {8, 16, 16, 3}, true), nullptr);
 }
 
 TEST(Fusion, FusedStepsTrainLikeSeparateLayers) {

@@ -12,8 +12,11 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
   // One step per layer, or per pair of layers that runs faster fused (layers/fusion.h).
   std::vector<Shape> shapes = {input_shape};  // shapes[i]: input of step i
   std::vector<std::vector<Layer*>> step_layers;
+  // A step's input needs a gradient only when some earlier step has weights: a Flatten
+  // first makes the first Dense's backward-data (a third of its work) pointless.
+  bool weights_before = false;
   for (size_t i = 0; i < layers.size();) {
-    bool need_input_gradient = training && i > 0;
+    bool need_input_gradient = training && weights_before;
     kernels::onednn::CompilingLayer naming(layers[i]->name());
     std::unique_ptr<LayerStep> fused =
         i + 1 < layers.size()
@@ -25,6 +28,8 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
     for (size_t k = i; k < i + covered; ++k) shape = layers[k]->compute_output_shape(shape);
     shapes.push_back(shape);
     step_layers.emplace_back(layers.begin() + long(i), layers.begin() + long(i + covered));
+    for (size_t k = i; k < i + covered; ++k) weights_before = weights_before || !layers[k]->weights().empty();
+    if (!weights_before) first_backward_step_ = steps_.size();
     i += covered;
   }
   const int count = static_cast<int>(steps_.size());
@@ -109,8 +114,8 @@ double CompiledStep::backward(const losses::Loss& loss, const Tensor& y_true, do
   check_argument(!gradients_.empty(), "this step was compiled for inference, not training");
   double loss_sum = compute_loss(loss, y_true, mean_over, &gradients_.back());
   bool from_logits = loss.fuses_softmax() && steps_.back()->ends_in_softmax();
-  for (size_t i = steps_.size(); i-- > 0;) {
-    Tensor* grad_input = i > 0 ? &gradients_[i] : nullptr;
+  for (size_t i = steps_.size(); i-- > first_backward_step_;) {
+    Tensor* grad_input = i > first_backward_step_ ? &gradients_[i] : nullptr;
     std::span<Tensor> weights(weight_gradients_.data() + weight_gradients_begin_[i],
                               weight_gradients_count_[i]);
     steps_[i]->backward(activations_[i], activations_[i + 1], gradients_[i + 1], grad_input,

@@ -38,12 +38,18 @@ class CompiledStep {
   std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
   /// All of them as one flat array (with zero padding between them).
   Tensor& weight_gradient_buffer() { return weight_gradient_buffer_; }
+  /// Index of the first step with weights: backward stops there, and skips that step's input
+  /// gradient.
+  size_t first_backward_step() const { return first_backward_step_; }
   /// Bytes of the activation and gradient arena, and what it would be without reuse.
   size_t arena_bytes() const { return plan_.total_bytes(); }
   size_t unshared_bytes() const { return plan_.unshared_bytes(); }
 
  private:
   std::vector<std::unique_ptr<LayerStep>> steps_;
+  // Backward runs from the last step down to this one, the first with weights: the steps
+  // before it have nothing to learn and need no gradient.
+  size_t first_backward_step_ = 0;
   std::vector<size_t> weight_gradients_begin_, weight_gradients_count_;  // per step
   MemoryPlan plan_;
   std::shared_ptr<std::byte> arena_;

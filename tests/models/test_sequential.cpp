@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "layers/dense.h"
+#include "layers/flatten.h"
 #include "layers/input.h"
 #include "losses/crossentropy.h"
 #include "models/seed_cnn.h"
@@ -126,6 +127,36 @@ TEST(Sequential, SoftmaxFusedLossEqualsLogitsLoss) {
     EXPECT_NEAR(fused_history.history.at("loss")[epoch], logits_history.history.at("loss")[epoch], 1e-6);
   }
   EXPECT_TRUE(testing::all_close(fused->weights()[0]->read(), logits->weights()[0]->read(), 1e-6, 1e-7));
+}
+
+TEST(Sequential, LeadingLayersWithoutWeightsGetNoBackward) {
+  // Flatten then Dense trains exactly as the same Dense on flat inputs, and its backward stops
+  // at the first Dense: no input gradient of the first weighted layer is computed.
+  auto make = [](bool flatten_first) {
+    set_random_seed(9);
+    std::vector<std::shared_ptr<Layer>> stack = {layers::Input(flatten_first ? Shape{4, 3, 2} : Shape{24})};
+    if (flatten_first) stack.push_back(std::make_shared<layers::Flatten>());
+    stack.push_back(std::make_shared<layers::Dense>(layers::DenseOptions{.units = 5, .activation = "relu"}));
+    stack.push_back(std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"}));
+    auto model = std::make_unique<models::Sequential>(stack);
+    model->compile(std::make_shared<optimizers::SGD>(0.5f),
+                   std::make_shared<losses::SparseCategoricalCrossentropy>());
+    return model;
+  };
+  auto flattening = make(true), flat = make(false);
+  EXPECT_EQ(flattening->compiled_step(8, true).first_backward_step(), 1u);
+  EXPECT_EQ(flat->compiled_step(8, true).first_backward_step(), 0u);
+  Tensor x = random_tensor({8, 24}, 6);
+  Tensor y = random_labels(8, 3, 7);
+  models::FitOptions options;
+  options.batch_size = 8;
+  options.epochs = 3;
+  options.verbose = 0;
+  flattening->fit(x.reshaped({8, 4, 3, 2}), y, options);
+  flat->fit(x, y, options);
+  for (size_t i = 0; i < flat->weights().size(); ++i) {
+    EXPECT_TRUE(testing::all_close(flattening->weights()[i]->read(), flat->weights()[i]->read(), 1e-6, 1e-7));
+  }
 }
 
 TEST(Sequential, CompiledStepReusesMemory) {

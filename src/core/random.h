@@ -8,13 +8,17 @@ namespace tenfold {
 class Random {
  public:
   explicit Random(uint64_t seed) : state_(seed) {}
-  /// The next 64 random bits (splitmix64).
-  uint64_t next_u64() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  /// splitmix64's step between states, and its output function: mix(state + k * increment)
+  /// is the k-th output, so a loop over k computes a stretch of the sequence in any order
+  /// (and vectorizes).
+  static constexpr uint64_t increment = 0x9e3779b97f4a7c15ULL;
+  static constexpr uint64_t mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   }
+  /// The next 64 random bits (splitmix64).
+  uint64_t next_u64() { return mix(state_ += increment); }
   /// Uniform in [0, 1) with 24 random bits, exact in float.
   float uniform() { return static_cast<float>(next_u64() >> 40) * (1.0f / 16777216.0f); }
   /// Uniform in [low, high).

@@ -44,7 +44,7 @@ Activation::Activation(kernels::Activation activation, const std::string& snake_
                        const std::string& name)
     : Layer(snake_name, name), activation_(activation) {}
 
-std::unique_ptr<LayerStep> Activation::compile(const Shape& input_shape, bool) {
+std::unique_ptr<LayerStep> Activation::compile(const Shape& input_shape, const CompileOptions&) {
   return std::make_unique<ActivationStep>(activation_, input_shape);
 }
 

@@ -11,7 +11,7 @@ class Activation : public Layer {
   explicit Activation(const std::string& activation, const std::string& name = "");
   std::string class_name() const override { return "Activation"; }
   Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
-  std::unique_ptr<LayerStep> compile(const Shape& input_shape, bool need_input_gradient) override;
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
 
  protected:

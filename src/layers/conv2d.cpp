@@ -55,13 +55,13 @@ void Conv2D::build_weights(const Shape& input_shape, Random& random) {
   }
 }
 
-std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, bool need_input_gradient) {
+std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const CompileOptions& options) {
   kernels::WindowGeometry g = geometry(input_shape);
   const auto& layout = static_cast<const OnednnWeightLayout&>(*kernel_layout_);
   return std::make_unique<WeightedStep<Conv2DKernel>>(
       activation_, g.batch * g.out_height * g.out_width, g.out_channels, weights(),
       [&](kernels::Activation fused) {
-        return Conv2DKernel(g, fused, options_.use_bias, layout.native_desc(), need_input_gradient);
+        return Conv2DKernel(g, fused, options_.use_bias, layout.native_desc(), options.need_input_gradient);
       });
 }
 

@@ -25,7 +25,7 @@ class Conv2D : public Layer {
   explicit Conv2D(const Conv2DOptions& options);
   std::string class_name() const override { return "Conv2D"; }
   Shape compute_output_shape(const Shape& input_shape) const override;
-  std::unique_ptr<LayerStep> compile(const Shape& input_shape, bool need_input_gradient) override;
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
   const Conv2DOptions& options() const { return options_; }
   kernels::WindowGeometry geometry(const Shape& input_shape) const;

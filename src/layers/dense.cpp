@@ -48,14 +48,14 @@ void Dense::build_weights(const Shape& input_shape, Random& random) {
   }
 }
 
-std::unique_ptr<LayerStep> Dense::compile(const Shape& input_shape, bool need_input_gradient) {
+std::unique_ptr<LayerStep> Dense::compile(const Shape& input_shape, const CompileOptions& options) {
   int64_t in = input_shape[input_shape.rank() - 1];
   int64_t rows = input_shape.num_elements() / in;
   const auto& layout = static_cast<const OnednnWeightLayout&>(*kernel_layout_);
   return std::make_unique<WeightedStep<InnerProductKernel>>(
       activation_, rows, options_.units, weights(), [&](kernels::Activation fused) {
         return InnerProductKernel(rows, in, options_.units, fused, options_.use_bias,
-                                  layout.native_desc(), need_input_gradient);
+                                  layout.native_desc(), options.need_input_gradient);
       });
 }
 

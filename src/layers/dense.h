@@ -20,7 +20,7 @@ class Dense : public Layer {
   explicit Dense(const DenseOptions& options);
   std::string class_name() const override { return "Dense"; }
   Shape compute_output_shape(const Shape& input_shape) const override;
-  std::unique_ptr<LayerStep> compile(const Shape& input_shape, bool need_input_gradient) override;
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
   const DenseOptions& options() const { return options_; }
 

@@ -15,13 +15,12 @@ class Dropout : public Layer {
                    const std::string& name = "");
   std::string class_name() const override { return "Dropout"; }
   Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
-  std::unique_ptr<LayerStep> compile(const Shape& input_shape, bool need_input_gradient) override;
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
 
  private:
   float rate_;
   std::optional<uint64_t> seed_;
-  uint64_t compiled_steps_ = 0;  // so each compiled step draws its own masks
 };
 
 }  // namespace tenfold::layers

@@ -31,7 +31,7 @@ Shape Flatten::compute_output_shape(const Shape& input_shape) const {
   return {input_shape[0], input_shape.without_batch().num_elements()};
 }
 
-std::unique_ptr<LayerStep> Flatten::compile(const Shape&, bool) {
+std::unique_ptr<LayerStep> Flatten::compile(const Shape&, const CompileOptions&) {
   return std::make_unique<FlattenStep>();
 }
 

@@ -11,7 +11,7 @@ class Flatten : public Layer {
   explicit Flatten(const std::string& name = "") : Layer("flatten", name) {}
   std::string class_name() const override { return "Flatten"; }
   Shape compute_output_shape(const Shape& input_shape) const override;
-  std::unique_ptr<LayerStep> compile(const Shape& input_shape, bool need_input_gradient) override;
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
 };
 

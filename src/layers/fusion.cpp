@@ -140,7 +140,7 @@ class ConvMaxPoolStep : public LayerStep {
 }  // namespace
 
 std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const Shape& input_shape,
-                                         bool need_input_gradient) {
+                                         const CompileOptions& options) {
   auto* conv = dynamic_cast<layers::Conv2D*>(&first);
   auto* pool = dynamic_cast<layers::Pooling2D*>(&second);
   if (conv == nullptr || pool == nullptr || pool->kind() != PoolKind::max ||
@@ -151,7 +151,7 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const Shap
       conv->compute_output_shape(input_shape).without_batch().num_elements() * int64_t(sizeof(float));
   if (chunk_bytes() / sample_bytes < std::min(min_chunk_samples, input_shape[0])) return nullptr;
   return std::make_unique<ConvMaxPoolStep>(*conv, *pool, input_shape, conv->weights(),
-                                           need_input_gradient);
+                                           options.need_input_gradient);
 }
 
 }  // namespace tenfold

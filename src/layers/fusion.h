@@ -15,6 +15,6 @@ namespace tenfold {
 /// A fused step for (first, second) on inputs of `input_shape`, or null when the pair has no
 /// faster fused form.
 std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const Shape& input_shape,
-                                         bool need_input_gradient);
+                                         const CompileOptions& options);
 
 }  // namespace tenfold

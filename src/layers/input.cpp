@@ -12,7 +12,7 @@ InputLayer::InputLayer(Shape sample_shape, const std::string& name)
   }
 }
 
-std::unique_ptr<LayerStep> InputLayer::compile(const Shape&, bool) {
+std::unique_ptr<LayerStep> InputLayer::compile(const Shape&, const CompileOptions&) {
   throw Error(ErrorCode::internal, "InputLayer is not compiled; models skip it");
 }
 

@@ -11,7 +11,7 @@ class InputLayer : public Layer {
   /// Shape of one sample, e.g. (28, 28, 1).
   const Shape& sample_shape() const { return sample_shape_; }
   Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
-  std::unique_ptr<LayerStep> compile(const Shape& input_shape, bool need_input_gradient) override;
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
 
  private:

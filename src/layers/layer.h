@@ -16,6 +16,16 @@
 
 namespace tenfold {
 
+/// What a layer is compiled for, besides its input shape.
+struct CompileOptions {
+  /// False for the first layers of a model, whose input needs no gradient.
+  bool need_input_gradient = true;
+  /// The worker and the replica that will run the step: random streams (Dropout's masks) are
+  /// seeded with them, so no two replicas draw the same masks.
+  int worker = 0;
+  int replica = 0;
+};
+
 /// A layer compiled for one input shape (batch included). Replicas each compile their own,
 /// sharing the layer's weights.
 class LayerStep {
@@ -58,9 +68,9 @@ class Layer {
   const Shape& input_shape() const { return input_shape_; }
   /// Output shape for an input shape, batch dimension included.
   virtual Shape compute_output_shape(const Shape& input_shape) const = 0;
-  /// Kernels for this exact input shape. `need_input_gradient` is false for the first layer.
+  /// Kernels for this exact input shape.
   virtual std::unique_ptr<LayerStep> compile(const Shape& input_shape,
-                                             bool need_input_gradient) = 0;
+                                             const CompileOptions& options) = 0;
   /// Keras config: name, trainable, dtype and the layer's own arguments.
   virtual nlohmann::json get_config() const;
 

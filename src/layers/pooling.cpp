@@ -62,7 +62,7 @@ Shape Pooling2D::compute_output_shape(const Shape& input_shape) const {
   return {input_shape[0], g.out_height, g.out_width, input_shape[3]};
 }
 
-std::unique_ptr<LayerStep> Pooling2D::compile(const Shape& input_shape, bool) {
+std::unique_ptr<LayerStep> Pooling2D::compile(const Shape& input_shape, const CompileOptions&) {
   return std::make_unique<Pooling2DStep>(kind_, geometry(input_shape));
 }
 

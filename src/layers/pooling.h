@@ -23,7 +23,7 @@ class Pooling2D : public Layer {
   Pooling2D(kernels::reference::PoolKind kind, const Pooling2DOptions& options);
   std::string class_name() const override;
   Shape compute_output_shape(const Shape& input_shape) const override;
-  std::unique_ptr<LayerStep> compile(const Shape& input_shape, bool need_input_gradient) override;
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
   kernels::WindowGeometry geometry(const Shape& input_shape) const;
   kernels::reference::PoolKind kind() const { return kind_; }

@@ -7,7 +7,7 @@
 namespace tenfold::models {
 
 CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input_shape,
-                           bool training) {
+                           bool training, int worker, int replica) {
   check_argument(!layers.empty(), "a model needs at least one layer before it can run");
   // One step per layer, or per pair of layers that runs faster fused (layers/fusion.h).
   std::vector<Shape> shapes = {input_shape};  // shapes[i]: input of step i
@@ -16,14 +16,15 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
   // first makes the first Dense's backward-data (a third of its work) pointless.
   bool weights_before = false;
   for (size_t i = 0; i < layers.size();) {
-    bool need_input_gradient = training && weights_before;
+    CompileOptions options{.need_input_gradient = training && weights_before,
+                           .worker = worker, .replica = replica};
     kernels::onednn::CompilingLayer naming(layers[i]->name());
     std::unique_ptr<LayerStep> fused =
         i + 1 < layers.size()
-            ? compile_fused(*layers[i], *layers[i + 1], shapes.back(), need_input_gradient)
+            ? compile_fused(*layers[i], *layers[i + 1], shapes.back(), options)
             : nullptr;
     size_t covered = fused ? 2 : 1;
-    steps_.push_back(fused ? std::move(fused) : layers[i]->compile(shapes.back(), need_input_gradient));
+    steps_.push_back(fused ? std::move(fused) : layers[i]->compile(shapes.back(), options));
     Shape shape = shapes.back();
     for (size_t k = i; k < i + covered; ++k) shape = layers[k]->compute_output_shape(shape);
     shapes.push_back(shape);

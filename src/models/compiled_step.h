@@ -18,8 +18,9 @@ namespace tenfold::models {
 class CompiledStep {
  public:
   /// `layers` must be built. With `training`, backward buffers and weight gradients are
-  /// planned too.
-  CompiledStep(const std::vector<Layer*>& layers, const Shape& input_shape, bool training);
+  /// planned too. `worker` and `replica` say who runs it (they seed Dropout's masks).
+  CompiledStep(const std::vector<Layer*>& layers, const Shape& input_shape, bool training,
+               int worker = 0, int replica = 0);
 
   int64_t batch_size() const { return input_.shape()[0]; }
   /// Fill with a batch before forward().

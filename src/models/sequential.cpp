@@ -115,7 +115,8 @@ Shape Sequential::output_shape(int64_t batch) const {
 CompiledStep& Sequential::replica_step(int replica, int64_t batch, bool training) {
   auto& step = replica_steps_.at(size_t(replica))[{batch, training}];
   if (!step) {
-    step = std::make_unique<CompiledStep>(layers(), input_shape().with_leading(batch), training);
+    step = std::make_unique<CompiledStep>(layers(), input_shape().with_leading(batch), training,
+                                          strategy_->communicator().rank(), replica);
   }
   return *step;
 }

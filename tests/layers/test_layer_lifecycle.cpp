@@ -104,7 +104,7 @@ TEST(LayerLifecycle, BadArgumentsAreClearErrors) {
 TEST(Dropout, DropsAtRateScalesTheRestAndPassesThroughAtInference) {
   layers::Dropout dropout(0.25f, 11);
   Shape shape{100, 100};
-  auto step = dropout.compile(shape, true);
+  auto step = dropout.compile(shape, {});
   Tensor x(shape), y(shape), dy(shape), dx(shape);
   for (float& value : x.values<float>()) value = 2.0f;
   for (float& value : dy.values<float>()) value = 1.0f;
@@ -123,6 +123,27 @@ TEST(Dropout, DropsAtRateScalesTheRestAndPassesThroughAtInference) {
   }
   step->forward(x, y, false);
   for (float value : y.values<float>()) ASSERT_EQ(value, 2.0f);
+}
+
+// Masks are a function of (seed, worker, replica, batch, call): the same on a rerun whatever
+// thread compiled first, different for every other replica, worker and call.
+TEST(Dropout, MasksDifferAcrossReplicasWorkersAndCallsAndRepeatOnARerun) {
+  layers::Dropout dropout(0.5f, 7);
+  Shape shape{64, 32};
+  Tensor x(shape);
+  for (float& value : x.values<float>()) value = 1.0f;
+  auto first_mask = [&](const CompileOptions& options, int calls) {
+    auto step = dropout.compile(shape, options);
+    Tensor y(shape);
+    for (int call = 0; call < calls; ++call) step->forward(x, y, true);
+    return std::vector<float>(y.values<float>().begin(), y.values<float>().end());
+  };
+  std::vector<float> mask = first_mask({}, 1);
+  EXPECT_EQ(first_mask({}, 1), mask);
+  EXPECT_NE(first_mask({.replica = 1}, 1), mask);
+  EXPECT_NE(first_mask({.worker = 1}, 1), mask);
+  EXPECT_NE(first_mask({.worker = 1, .replica = 1}, 1), first_mask({.replica = 1}, 1));
+  EXPECT_NE(first_mask({}, 2), mask);
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST_P(LayerVsTorch, ForwardAndBackwardMatch) {
   }
   ASSERT_EQ(layer->compute_output_shape(x.shape()), y.shape());
 
-  auto step = layer->compile(x.shape(), true);
+  auto step = layer->compile(x.shape(), {});
   Tensor output(y.shape()), grad_input(x.shape()), grad_output = dy.clone();
   step->forward(x, output, true);
   EXPECT_TRUE(all_close(output, y, rtol, atol)) << "forward";

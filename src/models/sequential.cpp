@@ -186,8 +186,14 @@ std::unique_ptr<Sequential> Sequential::from_config(const nlohmann::json& model)
   auto result = std::make_unique<Sequential>(std::vector<std::shared_ptr<Layer>>{},
                                              config.value("name", ""));
   for (const nlohmann::json& layer : config.at("layers")) result->add(layers::from_config(layer));
-  auto shape = config.find("build_input_shape");
-  if (!result->built() && shape != config.end() && shape->is_array() && !shape->empty()) {
+  // Keras 3 writes the input shape as build_input_shape; Keras 2 on the first layer.
+  const nlohmann::json* shape = nullptr;
+  if (config.contains("build_input_shape")) {
+    shape = &config.at("build_input_shape");
+  } else if (!config.at("layers").empty() && config.at("layers")[0].at("config").contains("batch_input_shape")) {
+    shape = &config.at("layers")[0].at("config").at("batch_input_shape");
+  }
+  if (!result->built() && shape != nullptr && shape->is_array() && !shape->empty()) {
     std::vector<int64_t> dims;
     for (size_t i = 1; i < shape->size(); ++i) dims.push_back((*shape)[i].get<int64_t>());
     result->build(Shape(dims));

@@ -1,0 +1,121 @@
+// Layer configs are read strictly: every key Keras 3 and Keras 2 write for a supported layer at
+// a value Tenfold implements loads; any other value, and any unknown key, is an error naming
+// the layer, the key and the value (a setting silently ignored would train something else).
+#include <gtest/gtest.h>
+
+#include "layers/registry.h"
+#include "models/sequential.h"
+#include "support/check.h"
+
+namespace tenfold {
+namespace {
+
+using nlohmann::json;
+using testing::error_of;
+
+const json float32_policy = {{"module", "keras"}, {"class_name", "DTypePolicy"},
+                             {"config", {{"name", "float32"}}}, {"registered_name", nullptr}};
+
+/// Conv2D's config exactly as Keras 3.15 writes it (model.to_json()).
+json keras3_conv2d() {
+  return {{"name", "conv2d"}, {"trainable", true}, {"dtype", float32_policy},
+          {"filters", 8}, {"kernel_size", {3, 3}}, {"strides", {1, 1}}, {"padding", "same"},
+          {"data_format", "channels_last"}, {"dilation_rate", {1, 1}}, {"groups", 1},
+          {"activation", "relu"}, {"use_bias", true},
+          {"kernel_initializer", {{"module", "keras.initializers"}, {"class_name", "GlorotUniform"},
+                                  {"config", {{"seed", nullptr}}}, {"registered_name", nullptr}}},
+          {"bias_initializer", {{"module", "keras.initializers"}, {"class_name", "Zeros"},
+                                {"config", json::object()}, {"registered_name", nullptr}}},
+          {"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
+          {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
+          {"bias_constraint", nullptr}};
+}
+
+json layer(const std::string& class_name, const json& config) {
+  return {{"class_name", class_name}, {"config", config}};
+}
+
+TEST(StrictConfig, KerasThreeAndKerasTwoConfigsLoad) {
+  EXPECT_EQ(error_of([] { layers::from_config(layer("Conv2D", keras3_conv2d())); }), "(no error)");
+  // A Keras 2 Sequential: dtype as a string, the input shape on the first layer.
+  json keras2 = {
+      {"class_name", "Sequential"},
+      {"config",
+       {{"name", "sequential"},
+        {"layers",
+         {layer("Dense", {{"name", "dense"}, {"trainable", true}, {"dtype", "float32"},
+                          {"batch_input_shape", {nullptr, 4}}, {"units", 3},
+                          {"activation", "softmax"}, {"use_bias", true},
+                          {"kernel_initializer", {{"class_name", "GlorotUniform"}, {"config", {{"seed", nullptr}}}}},
+                          {"bias_initializer", {{"class_name", "Zeros"}, {"config", json::object()}}},
+                          {"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
+                          {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
+                          {"bias_constraint", nullptr}}),
+          layer("Dropout", {{"name", "dropout"}, {"trainable", true}, {"dtype", "float32"},
+                            {"rate", 0.5}, {"noise_shape", nullptr}, {"seed", nullptr}})}}}}};
+  std::unique_ptr<models::Sequential> model;
+  EXPECT_EQ(error_of([&] { model = models::Sequential::from_config(keras2); }), "(no error)");
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->input_shape(), Shape({4}));
+}
+
+struct Refusal {
+  std::string class_name;
+  json config;  // the keys to change in the class's valid config
+  std::string expected;  // part of the error
+};
+
+json valid_config(const std::string& class_name) {
+  if (class_name == "Conv2D") return keras3_conv2d();
+  if (class_name == "Dense") return {{"name", "dense"}, {"units", 4}};
+  if (class_name == "MaxPooling2D") return {{"name", "pool"}, {"pool_size", 2}};
+  if (class_name == "Dropout") return {{"name", "dropout"}, {"rate", 0.5}};
+  if (class_name == "InputLayer") return {{"name", "input"}, {"batch_shape", {nullptr, 4}}};
+  return {{"name", "layer"}};
+}
+
+class RefusedKeys : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(RefusedKeys, NameTheLayerTheKeyAndTheValue) {
+  const Refusal& refusal = GetParam();
+  json config = valid_config(refusal.class_name);
+  config.update(refusal.config);
+  std::string error = error_of([&] { layers::from_config(layer(refusal.class_name, config)); });
+  EXPECT_NE(error.find(refusal.class_name + " '"), std::string::npos) << error;
+  EXPECT_NE(error.find(refusal.expected), std::string::npos) << error;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryRefusedKey, RefusedKeys,
+    ::testing::Values(
+        Refusal{"Conv2D", {{"dilation_rate", {2, 2}}}, "dilation_rate [2,2] is not supported"},
+        Refusal{"Conv2D", {{"groups", 2}}, "groups 2 is not supported"},
+        Refusal{"Conv2D", {{"data_format", "channels_first"}}, "data_format \"channels_first\""},
+        Refusal{"Conv2D", {{"kernel_regularizer", {{"class_name", "L2"}}}}, "kernel_regularizer"},
+        Refusal{"Conv2D", {{"bias_regularizer", {{"class_name", "L2"}}}}, "bias_regularizer"},
+        Refusal{"Conv2D", {{"activity_regularizer", {{"class_name", "L1"}}}}, "activity_regularizer"},
+        Refusal{"Conv2D", {{"kernel_constraint", {{"class_name", "MaxNorm"}}}}, "kernel_constraint"},
+        Refusal{"Conv2D", {{"bias_constraint", {{"class_name", "NonNeg"}}}}, "bias_constraint"},
+        Refusal{"Conv2D", {{"trainable", false}}, "trainable false is not supported"},
+        Refusal{"Conv2D", {{"dtype", "mixed_float16"}}, "dtype \"mixed_float16\" is not supported on CPUs"},
+        Refusal{"Conv2D", {{"dtype", "bfloat16"}}, "dtype \"bfloat16\" is not supported"},
+        Refusal{"Conv2D", {{"kernel_size", "3"}}, "kernel_size \"3\" must be an integer or a pair"},
+        Refusal{"Conv2D", {{"filters", nullptr}}, "filters is required"},
+        Refusal{"Conv2D", {{"padding", 3}}, "padding 3 has the wrong type"},
+        Refusal{"Dense", {{"lora_rank", 4}}, "lora_rank 4"},
+        Refusal{"Dense", {{"quantization_config", {{"mode", "int8"}}}}, "quantization_config"},
+        Refusal{"Dense", {{"kernel_regularizer", {{"class_name", "L2"}}}}, "kernel_regularizer"},
+        Refusal{"Dense", {{"units_typo", 3}}, "units_typo 3 is not a setting Tenfold knows"},
+        Refusal{"MaxPooling2D", {{"data_format", "channels_first"}}, "data_format"},
+        Refusal{"Flatten", {{"data_format", "channels_first"}}, "data_format"},
+        Refusal{"ReLU", {{"max_value", 6}}, "max_value 6 is not supported"},
+        Refusal{"ReLU", {{"negative_slope", 0.1}}, "negative_slope 0.1 is not supported"},
+        Refusal{"ReLU", {{"threshold", 1.0}}, "threshold 1.0 is not supported"},
+        Refusal{"Softmax", {{"axis", 1}}, "axis 1 is not supported"},
+        Refusal{"Dropout", {{"noise_shape", {nullptr, 1}}}, "noise_shape [null,1]"},
+        Refusal{"InputLayer", {{"sparse", true}}, "sparse true is not supported"},
+        Refusal{"InputLayer", {{"ragged", true}}, "ragged true is not supported"},
+        Refusal{"Activation", {{"activation", {{"class_name", "function"}}}}, "must be a named activation"}));
+
+}  // namespace
+}  // namespace tenfold

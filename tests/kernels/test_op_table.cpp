@@ -245,7 +245,7 @@ INSTANTIATE_TEST_SUITE_P(
                       DenseRow{13, 64, true, Activation::relu},
                       DenseRow{64, 1, false, Activation::sigmoid}));
 
-// ---- Pooling: max and average, sizes, strides, padding.
+// ---- Pooling: max and average, sizes, strides (overlapping, tiling, with gaps), padding.
 
 struct PoolRow {
   reference::PoolKind kind;
@@ -262,7 +262,7 @@ std::vector<PoolRow> pool_rows() {
   std::vector<PoolRow> rows;
   for (auto kind : {reference::PoolKind::max, reference::PoolKind::average})
     for (int64_t pool : {2, 3})
-      for (int64_t stride : {1, 2})
+      for (int64_t stride : {1, 2, 3})
         for (Padding padding : {Padding::valid, Padding::same}) rows.push_back({kind, pool, stride, padding});
   return rows;
 }

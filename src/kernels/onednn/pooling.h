@@ -1,6 +1,7 @@
 #pragma once
-// Max and average pooling on oneDNN over NHWC. Max pooling's forward writes a workspace (the
-// argmax of each window) that its backward reads; the caller owns it, so one kernel can run
+// Max and average pooling over NHWC, on oneDNN or, for windows that tile the input, on
+// kernels/tiling_pool.h. Max pooling's forward writes a workspace (the argmax of each window)
+// that its backward reads; the caller owns it, so one kernel can run
 // several batch chunks and keep each chunk's workspace.
 #include <memory>
 #include <string>
@@ -28,13 +29,10 @@ class PoolingKernel {
   std::vector<std::string> implementations() const;
 
  private:
-  /// Average pooling's backward over windows that neither overlap nor pad: each input gets
-  /// its window's gradient / window size. A plain loop at memory speed; oneDNN's jit kernel
-  /// takes 10x longer with few channels (2 ms for 256x28x28x6: 2x2 windows, LeNet's first).
-  void tiling_average_backward(const float* diff_dst, float* diff_src) const;
-
+  // Windows that tile the input run on kernels/tiling_pool.h: max pooling entirely, average
+  // pooling's backward when unpadded (oneDNN's took 2 ms for LeNet's 256x28x28x6).
   WindowGeometry geometry_;
-  bool tiling_average_ = false;
+  bool tiling_max_ = false, tiling_average_ = false;
   BoundPrimitive forward_, backward_;
   size_t workspace_bytes_ = 0;
   std::shared_ptr<std::byte> scratchpad_;

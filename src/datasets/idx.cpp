@@ -157,7 +157,8 @@ Tensor images_to_float(const Tensor& images, float scale) {
   Tensor result(Shape{images.shape()[0], images.shape()[1], images.shape()[2], 1});
   const uint8_t* from = images.data<uint8_t>();
   float* to = result.data<float>();
-  for (int64_t i = 0; i < images.num_elements(); ++i) to[i] = float(from[i]) * scale;
+  const int64_t count = images.num_elements();
+  for (int64_t i = 0; i < count; ++i) to[i] = float(from[i]) * scale;
   return result;
 }
 
@@ -165,7 +166,8 @@ Tensor labels_to_int32(const Tensor& labels) {
   Tensor result(labels.shape(), DType::int32);
   const uint8_t* from = labels.data<uint8_t>();
   int32_t* to = result.data<int32_t>();
-  for (int64_t i = 0; i < labels.num_elements(); ++i) to[i] = from[i];
+  const int64_t count = labels.num_elements();
+  for (int64_t i = 0; i < count; ++i) to[i] = from[i];
   return result;
 }
 

@@ -1,20 +1,12 @@
 #include "layers/dense.h"
 
 #include "core/error.h"
-#include "kernels/onednn/inner_product.h"
-#include "kernels/onednn/weight_layout.h"
+#include "kernels/onednn/dense.h"
 #include "layers/weighted_step.h"
 
 namespace tenfold::layers {
 
-namespace {
-
-using kernels::onednn::InnerProductKernel;
-using kernels::onednn::OnednnWeightLayout;
-
-constexpr int64_t layout_rows = 256;  // see the NOTE in conv2d.cpp
-
-}  // namespace
+using kernels::onednn::DenseKernel;
 
 Dense::Dense(const DenseOptions& options)
     : Layer("dense", options.name),
@@ -38,11 +30,8 @@ Shape Dense::compute_output_shape(const Shape& input_shape) const {
 void Dense::build_weights(const Shape& input_shape, Random& random) {
   compute_output_shape(input_shape);  // validates the rank
   int64_t in = input_shape[input_shape.rank() - 1];
-  kernel_layout_ = std::make_shared<OnednnWeightLayout>(
-      InnerProductKernel::keras_weights_desc(in, options_.units),
-      InnerProductKernel::preferred_weights_desc(layout_rows, in, options_.units));
-  add_weight("kernel", {in, options_.units}, Initializer(options_.kernel_initializer), random,
-             kernel_layout_);
+  // The kernel stays in Keras' layout (see kernels/onednn/dense.h).
+  add_weight("kernel", {in, options_.units}, Initializer(options_.kernel_initializer), random);
   if (options_.use_bias) {
     add_weight("bias", {options_.units}, Initializer(options_.bias_initializer), random);
   }
@@ -51,11 +40,10 @@ void Dense::build_weights(const Shape& input_shape, Random& random) {
 std::unique_ptr<LayerStep> Dense::compile(const Shape& input_shape, const CompileOptions& options) {
   int64_t in = input_shape[input_shape.rank() - 1];
   int64_t rows = input_shape.num_elements() / in;
-  const auto& layout = static_cast<const OnednnWeightLayout&>(*kernel_layout_);
-  return std::make_unique<WeightedStep<InnerProductKernel>>(
+  return std::make_unique<WeightedStep<DenseKernel>>(
       activation_, rows, options_.units, weights(), [&](kernels::Activation fused) {
-        return InnerProductKernel(rows, in, options_.units, fused, options_.use_bias,
-                                  layout.native_desc(), options.need_input_gradient);
+        return DenseKernel(rows, in, options_.units, fused, options_.use_bias,
+                           options.need_input_gradient);
       });
 }
 

@@ -30,7 +30,6 @@ class Dense : public Layer {
  private:
   DenseOptions options_;
   kernels::Activation activation_;
-  std::shared_ptr<const WeightLayout> kernel_layout_;
 };
 
 }  // namespace tenfold::layers

@@ -70,7 +70,8 @@ nlohmann::json SparseCategoricalCrossentropy::get_config() const {
 void SparseCategoricalCrossentropy::validate_targets(const Tensor& y_true,
                                                      const Shape& y_pred_shape) const {
   int64_t classes = y_pred_shape[y_pred_shape.rank() - 1];
-  for (int64_t row = 0; row < y_true.num_elements(); ++row) sparse_label(y_true, row, classes);
+  const int64_t rows = y_true.num_elements();
+  for (int64_t row = 0; row < rows; ++row) sparse_label(y_true, row, classes);
 }
 
 double SparseCategoricalCrossentropy::compute(const Tensor& y_pred, const Tensor& y_true,

@@ -15,7 +15,8 @@ double MeanSquaredError::compute(const Tensor& y_pred, const Tensor& y_true, boo
   const float* target = y_true.data<float>();
   float* grad = gradient ? gradient->data<float>() : nullptr;
   double total = 0;
-  for (int64_t i = 0; i < y_pred.num_elements(); ++i) {
+  const int64_t count = y_pred.num_elements();
+  for (int64_t i = 0; i < count; ++i) {
     double difference = double(pred[i]) - double(target[i]);
     total += difference * difference / double(last);
     if (grad) grad[i] = float(2.0 * difference / (double(last) * mean_over));

@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/conv2d.h"
-#include "kernels/onednn/inner_product.h"
+#include "kernels/onednn/dense.h"
 #include "kernels/onednn/pooling.h"
 #include "kernels/onednn/weight_layout.h"
 #include "kernels/reference/activation.h"
@@ -39,7 +39,7 @@ constexpr double rtol = 1e-4, atol = 1e-5;
 double sum_atol(int64_t terms) { return std::max(atol, 2e-6 * std::sqrt(double(terms))); }
 // Per-replica batches training compiles for: a remainder batch, and full ones.
 constexpr int64_t training_batches[] = {83, 256, 512};
-// The batch a layer picks its stored weight layout at (layers/conv2d.cpp, layers/dense.cpp).
+// The batch a Conv2D picks its stored weight layout at (layers/conv2d.cpp).
 constexpr int64_t layout_batch = 256;
 
 std::vector<double> as_doubles(const std::vector<float>& values) {
@@ -206,28 +206,21 @@ TEST_P(DenseRows, MatchesReferenceAndRunsNoReferenceKernel) {
                                    expected_dpre.data(), expected_dx.data(),
                                    expected_dkernel.data(), expected_dbias.data());
 
-  onednn::OnednnWeightLayout layout(
-      onednn::InnerProductKernel::keras_weights_desc(row.in, row.units),
-      onednn::InnerProductKernel::preferred_weights_desc(layout_batch, row.in, row.units));
-  onednn::InnerProductKernel dense(rows, row.in, row.units, row.activation, true,
-                                   layout.native_desc(), !row.first_layer);
-  auto native_kernel = to_native(layout, kernel);
-  std::vector<float> y(out_count), dx(x.size()), dnative(native_kernel.size()), dbias(bias.size());
-  dense.forward(x.data(), native_kernel.data(), bias.data(), y.data());
+  onednn::DenseKernel dense(rows, row.in, row.units, row.activation, true, !row.first_layer);
+  std::vector<float> y(out_count), dx(x.size()), dkernel(kernel.size()), dbias(bias.size());
+  dense.forward(x.data(), kernel.data(), bias.data(), y.data());
   EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol, sum_atol(row.in))) << "forward";
   std::vector<float> dy = upstream;
-  dense.backward(x.data(), y.data(), dy.data(), native_kernel.data(),
-                 row.first_layer ? nullptr : dx.data(), dnative.data(), dbias.data());
+  dense.backward(x.data(), y.data(), dy.data(), kernel.data(),
+                 row.first_layer ? nullptr : dx.data(), dkernel.data(), dbias.data());
   if (!row.first_layer) {
     EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol, sum_atol(row.units))) << "dx";
   }
-  EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected_dkernel),
-                        rtol, 1e-4)) << "dkernel";
+  EXPECT_TRUE(all_close(dkernel, as_doubles(expected_dkernel), rtol, 1e-4)) << "dkernel";
   EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), rtol, 1e-4)) << "dbias";
 
   for (int64_t batch : training_batches) {
-    onednn::InnerProductKernel at_batch(batch, row.in, row.units, row.activation, true,
-                                        layout.native_desc(), !row.first_layer);
+    onednn::DenseKernel at_batch(batch, row.in, row.units, row.activation, true, !row.first_layer);
     if (batch == layout_batch) print_row(row.name(), at_batch.implementations());
   }
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/column_sums.h"
 
 namespace tenfold::kernels::onednn {
 
@@ -86,8 +87,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
                                      {DNNL_ARG_WEIGHTS, pd.weights_desc()},
                                      {DNNL_ARG_DIFF_SRC, d.src}});
   }
-  // NOTE: backward-weights' bias reduction is slow (+5 ms at batch 512, 2 threads), so the
-  // bias gradient is a plain row sum below.
+  // The bias gradient is kernels/column_sums.h, not oneDNN's (slower) bias reduction.
   dnnl::convolution_backward_weights::primitive_desc weights_pd(
       {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.padding_left,
        d.padding_right},
@@ -154,12 +154,7 @@ void Conv2DKernel::backward_weights(const float* src, const float* diff_dst, flo
   backward_weights_.execute({src, diff_dst, own_diff_weights_.get()}, scratchpad_.get());
   (accumulate ? add_to_weights_layout_ : to_weights_layout_)
       .execute({own_diff_weights_.get(), diff_weights}, nullptr);
-  if (!use_bias_) return;
-  if (!accumulate) std::fill(diff_bias, diff_bias + channels_, 0.0f);
-  for (int64_t row = 0; row < rows_; ++row) {
-    const float* values = diff_dst + row * channels_;
-    for (int64_t c = 0; c < channels_; ++c) diff_bias[c] += values[c];
-  }
+  if (use_bias_) column_sums(diff_dst, rows_, channels_, diff_bias, accumulate);
 }
 
 }  // namespace tenfold::kernels::onednn

@@ -53,6 +53,7 @@ bench: build
 	python3 bench/train_throughput.py --tenfold $(BUILD_DIR)/tenfold-bench-train
 	python3 bench/pipeline_throughput.py --tenfold $(BUILD_DIR)/tenfold-bench-pipeline
 	python3 bench/scaling.py --build $(BUILD_DIR)
+	python3 bench/zoo.py --tenfold $(BUILD_DIR)/tenfold
 
 fixtures:
 	scripts/install-python-references.sh

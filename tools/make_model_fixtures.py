@@ -8,6 +8,14 @@ with it, to check Tenfold reads Keras' files:
   small_cnn.json           a Keras model JSON (model.to_json()) for `tenfold train --model`
   x.npy, y.npy             8 Fashion-MNIST test images and labels
   predictions.npy          small.h5's predictions for x
+  string_optimizer.keras   a Flatten + Dense model compiled with optimizer="adam", trained a
+                           step, saved as .h5 and then as .keras: Keras 3.15 writes no
+                           optimizer in the archive's compile_config
+  untrained.keras, untrained.h5
+                           the same model compiled with Adam() and never trained: its optimizer
+                           holds only iterations and learning rate
+  string_optimizer_predictions.npy, untrained_predictions.npy
+                           their predictions for x
   next_kernel.npy, next_loss.npy
                            the first Dense kernel and the loss after one more
                            train_on_batch(x, y) of the saved model: a model loaded from the
@@ -63,6 +71,29 @@ def main():
     loss = model.train_on_batch(x, y, return_dict=True)["loss"]
     save(OUT, "next_loss", np.array([loss]))
     save(OUT, "next_kernel", model.layers[3].kernel.numpy())
+    common_ways(x_train, y_train, x)
+
+
+def common_ways(x_train, y_train, x):
+    """Keras files saved the ways users save them: a string optimizer; compiled, never trained."""
+    def tiny():
+        return keras.Sequential([keras.Input(shape=(28, 28, 1)), keras.layers.Flatten(),
+                                 keras.layers.Dense(10, activation="softmax")])
+    keras.utils.set_random_seed(6)
+    model = tiny()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.train_on_batch(x_train[:32], y_train[:32])
+    # Saved as .h5 first, as users often do: Keras 3.15 then writes the .keras archive's
+    # compile_config without the optimizer.
+    model.save(os.path.join(OUT, "string_optimizer.h5"))
+    os.remove(os.path.join(OUT, "string_optimizer.h5"))
+    model.save(os.path.join(OUT, "string_optimizer.keras"))
+    save(OUT, "string_optimizer_predictions", model.predict(x, verbose=0))
+    model = tiny()
+    model.compile(optimizer=keras.optimizers.Adam(), loss="sparse_categorical_crossentropy")
+    model.save(os.path.join(OUT, "untrained.keras"))
+    model.save(os.path.join(OUT, "untrained.h5"))
+    save(OUT, "untrained_predictions", model.predict(x, verbose=0))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "io/model_file.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -200,13 +201,16 @@ void read_optimizer(models::Sequential& model, const StoredGroup& file) {
   std::vector<std::string> slot_names = optimizer.slot_names();
   std::vector<Variable*> weights = model.weights();
   size_t expected = 2 + weights.size() * slot_names.size();
-  if (names.size() != expected) {
+  // A model compiled but never trained: Keras has not built the slots yet; they start at zero.
+  bool untrained = names.size() == 2 && group.read_int64_scalar(names[0]) == 0;
+  if (names.size() != expected && !untrained) {
     throw Error(ErrorCode::data_loss, group.path() + " holds " + std::to_string(names.size()) +
                                           " optimizer values; " + optimizer.class_name() + " of this model needs " +
                                           std::to_string(expected));
   }
   optimizer.set_iterations(group.read_int64_scalar(names[0]));
   optimizer.set_learning_rate(group.read_dataset(names[1], Shape{}).data<float>()[0]);
+  if (untrained) return;
   size_t index = 2;
   for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
     Tensor value = group.read_dataset(names[index++], weights[i]->shape());
@@ -214,7 +218,11 @@ void read_optimizer(models::Sequential& model, const StoredGroup& file) {
   }
 }
 
-void compile_from(models::Sequential& model, const json& config) {
+/// Compiles `model` as its file's compile config says. Returns false when the config names no
+/// optimizer: Keras 3 writes none for a string optimizer (compile(optimizer="adam")); as Keras'
+/// load_model does, the model then gets Keras' default, RMSprop, with a warning, and the file's
+/// optimizer variables are not read.
+bool compile_from(models::Sequential& model, const json& config, const std::string& path) {
   const json& loss = config.at("loss");
   std::string loss_name = loss.is_string() ? loss.get<std::string>() : loss.at("class_name").get<std::string>();
   check_argument(loss.is_string() || !loss.at("config").value("from_logits", false),
@@ -224,8 +232,21 @@ void compile_from(models::Sequential& model, const json& config) {
     check_argument(metric.is_string(), "only named metrics are supported, got " + metric.dump());
     metrics.push_back(metric.get<std::string>());
   }
-  const json& optimizer = config.contains("optimizer_config") ? config.at("optimizer_config") : config.at("optimizer");
-  model.compile(optimizers::from_config(optimizer), losses::get(loss_name), metrics);
+  const char* key = config.contains("optimizer_config") ? "optimizer_config" : "optimizer";
+  if (!config.contains(key) || config.at(key).is_null()) {
+    std::fprintf(stderr,
+                 "WARNING: %s names no optimizer (Keras 3 saves none for a string optimizer such "
+                 "as \"adam\"): compiled with Keras' default, RMSprop(learning_rate=0.001), without "
+                 "the file's optimizer variables; compile the model again to train with another\n",
+                 path.c_str());
+    model.compile(optimizers::get("rmsprop"), losses::get(loss_name), metrics);
+    return false;
+  }
+  const json& optimizer = config.at(key);
+  model.compile(optimizer.is_string() ? optimizers::get(optimizer.get<std::string>())
+                                      : optimizers::from_config(optimizer),
+                losses::get(loss_name), metrics);
+  return true;
 }
 
 /// Keras' naming.to_snake_case: "MaxPooling2D" -> "max_pooling2d".
@@ -308,6 +329,8 @@ void read_keras3_weights(models::Sequential& model, const StoredGroup& file, boo
   const StoredGroup& vars = file.open_group("optimizer/vars");
   optimizer.set_iterations(vars.read_int64_scalar("0"));
   optimizer.set_learning_rate(vars.read_dataset("1", Shape{}).data<float>()[0]);
+  // A model compiled but never trained: Keras has not built the slots yet; they start at zero.
+  if (!vars.has_child("2") && optimizer.iterations() == 0) return;
   std::vector<Variable*> weights = model.weights();
   size_t index = 2;
   for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
@@ -372,10 +395,11 @@ void save_keras_archive(const models::Sequential& model, const std::string& path
 std::unique_ptr<models::Sequential> load_keras_archive(const std::string& path) {
   json config = parse_config(read_zip_entry(path, "config.json", uint64_t(1) << 26), path + ":config.json");
   std::unique_ptr<models::Sequential> model;
+  bool with_optimizer = true;
   try {
     model = models::Sequential::from_config(config);
     if (config.contains("compile_config") && !config.at("compile_config").is_null()) {
-      compile_from(*model, config.at("compile_config"));
+      with_optimizer = compile_from(*model, config.at("compile_config"), path);
     }
   } catch (const Error& error) {
     throw Error(error.code(), path + ": " + error.what());
@@ -387,7 +411,16 @@ std::unique_ptr<models::Sequential> load_keras_archive(const std::string& path) 
     std::ofstream out(weights.path, std::ios::binary);
     out << read_zip_entry(path, "model.weights.h5", max_archive_entry_bytes);
   }
-  read_keras3_weights(*model, read_stored_file(weights.path), true);
+  try {
+    read_keras3_weights(*model, read_stored_file(weights.path), with_optimizer);
+  } catch (const Error& error) {
+    // Name the user's file, not the scratch copy the archive's weights were read from.
+    std::string message = error.what();
+    for (size_t at; (at = message.find(weights.path)) != std::string::npos;) {
+      message.replace(at, weights.path.size(), path + ":model.weights.h5");
+    }
+    throw Error(error.code(), message);
+  }
   return model;
 }
 
@@ -497,12 +530,13 @@ std::unique_ptr<models::Sequential> load_model(const std::string& path) {
   read_weights(*model, file);
   if (file.has_attribute("training_config")) {
     json training = parse_config(file.read_string_attribute("training_config"), path + "@training_config");
+    bool with_optimizer = false;
     try {
-      compile_from(*model, training);
+      with_optimizer = compile_from(*model, training, path);
     } catch (const json::exception& error) {
       throw Error(ErrorCode::data_loss, path + ": the training config is malformed: " + error.what());
     }
-    if (file.has_child("optimizer_weights")) read_optimizer(*model, file);
+    if (with_optimizer && file.has_child("optimizer_weights")) read_optimizer(*model, file);
   }
   return model;
 }

@@ -63,7 +63,8 @@ std::shared_ptr<Optimizer> from_config(const nlohmann::json& optimizer) {
     auto found = config.find(key);
     return found == config.end() || found->is_null() ? fallback : found->get<float>();
   };
-  for (const char* unsupported : {"weight_decay", "clipnorm", "global_clipnorm", "clipvalue"}) {
+  for (const char* unsupported : {"weight_decay", "clipnorm", "global_clipnorm", "clipvalue",
+                                  "loss_scale_factor", "gradient_accumulation_steps"}) {
     check_argument(!config.contains(unsupported) || config.at(unsupported).is_null(),
                    name + "'s '" + unsupported + "' is not supported by Tenfold yet");
   }
@@ -76,7 +77,9 @@ std::shared_ptr<Optimizer> from_config(const nlohmann::json& optimizer) {
     return std::make_shared<SGD>(number("learning_rate", 0.01f), number("momentum", 0),
                                  config.value("nesterov", false));
   }
+  check_argument(!config.value("use_ema", false), name + "'s use_ema is not supported by Tenfold yet");
   if (name == "RMSprop") {
+    check_argument(!config.value("centered", false), "RMSprop's centered=True is not supported by Tenfold yet");
     return std::make_shared<RMSprop>(number("learning_rate", 0.001f), number("rho", 0.9f),
                                      number("momentum", 0), number("epsilon", 1e-7f));
   }

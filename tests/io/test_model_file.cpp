@@ -12,6 +12,7 @@
 #include "distribute/strategy.h"
 #include "io/hdf5.h"
 #include "io/model_file.h"
+#include "io/zip_archive.h"
 #include "models/seed_cnn.h"
 #include "losses/loss.h"
 #include "optimizers/rmsprop.h"
@@ -55,6 +56,52 @@ TEST_P(KerasFiles, TrainingResumesWhereKerasStopped) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, KerasFiles, ::testing::Values(".h5", ".keras"));
+
+// Keras 3 files saved the common ways. compile(optimizer="adam") leaves the optimizer out of
+// the compile_config: Keras' load_model compiles with RMSprop and a warning, and so does
+// Tenfold. A model compiled but never trained has no optimizer slots yet.
+TEST(KerasFilesSavedTheCommonWays, StringOptimizerLoadsWithKerasDefault) {
+  auto model = load_model(fixture_path("models/string_optimizer.keras"));
+  ASSERT_NE(model->optimizer(), nullptr);
+  EXPECT_EQ(model->optimizer()->class_name(), "RMSprop");
+  EXPECT_EQ(model->optimizer()->iterations(), 0);
+  Tensor x = read_npy(fixture_path("models/x.npy"));
+  EXPECT_TRUE(testing::all_close(model->predict(x),
+                                 read_npy(fixture_path("models/string_optimizer_predictions.npy")),
+                                 1e-5, 1e-6));
+  model->train_on_batch(x, read_npy(fixture_path("models/y.npy")));
+  EXPECT_EQ(model->optimizer()->iterations(), 1);
+}
+
+class UntrainedKerasFiles : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(UntrainedKerasFiles, LoadWithAnUntouchedOptimizerAndTrain) {
+  auto model = load_model(fixture_path("models/untrained" + GetParam()));
+  ASSERT_NE(model->optimizer(), nullptr);
+  EXPECT_EQ(model->optimizer()->class_name(), "Adam");
+  EXPECT_EQ(model->optimizer()->iterations(), 0);
+  Tensor x = read_npy(fixture_path("models/x.npy"));
+  EXPECT_TRUE(testing::all_close(model->predict(x),
+                                 read_npy(fixture_path("models/untrained_predictions.npy")), 1e-5, 1e-6));
+  model->train_on_batch(x, read_npy(fixture_path("models/y.npy")));
+  EXPECT_EQ(model->optimizer()->iterations(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, UntrainedKerasFiles, ::testing::Values(".h5", ".keras"));
+
+TEST(KerasArchive, ErrorsInTheWeightsNameTheUsersFile) {
+  // The config of one model with the weights of another: the error names the archive.
+  fs::path mixed = scratch("mixed.keras");
+  write_zip(mixed.string(),
+            {{"config.json", read_zip_entry(fixture_path("models/small.keras"), "config.json", 1 << 20)},
+             {"metadata.json", read_zip_entry(fixture_path("models/small.keras"), "metadata.json", 1 << 20)},
+             {"model.weights.h5",
+              read_zip_entry(fixture_path("models/untrained.keras"), "model.weights.h5", 1 << 22)}});
+  std::string error = error_of([&] { load_model(mixed.string()); });
+  EXPECT_NE(error.find(mixed.string() + ":model.weights.h5"), std::string::npos) << error;
+  EXPECT_EQ(error.find(fs::temp_directory_path().string() + "/tenfold-"), std::string::npos) << error;
+  fs::remove(mixed);
+}
 
 TEST(KerasWeights, KerasWeightsFileLoadsIntoTheSameArchitecture) {
   auto model = load_model(fixture_path("models/small.h5"));

@@ -1,0 +1,424 @@
+"""Training throughput of the model zoo (bench/zoo/*.json, Keras model JSON written by
+tools/make_zoo_models.py), side by side: Tenfold vs Keras (TensorFlow backend) vs PyTorch, each
+model trained on Fashion-MNIST (60000 train, validation on the 10000 test images each epoch) with
+Adam(1e-3, epsilon 1e-7), sparse categorical crossentropy, global batch 512, 2 threads.
+
+    python3 bench/zoo.py [--rounds 2]
+
+An epoch's time includes its validation. Keras and PyTorch run two epochs in one process and
+time the second (steady state: no tracing, warm allocator); Tenfold runs `tenfold train` with
+--epochs 1 and --epochs 2 as two processes and takes the difference of their wall times, which
+cancels start-up and data loading. Each framework and model runs in its own process, frameworks
+alternating within each round so a noisy machine slows all of them alike. Also reported: the
+achieved GFLOP/s of Tenfold (Conv2D and Dense FLOPs counted from the JSON) against a 2-thread
+f32 matmul peak, the validation accuracy after one epoch, Tenfold's arena (from `tenfold
+summary`) and the peak RSS of each training process (ru_maxrss from os.wait4).
+
+PyTorch runs the same JSON translated into torch.nn, with glibc malloc tuned (TUNED_MALLOC, as in
+bench/train_throughput.py)."""
+import argparse
+import json
+import math
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ZOO = os.path.join(HERE, "zoo")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+
+THREADS = 2
+BATCH = 512
+FRAMEWORKS = ("tenfold", "keras", "pytorch")
+QUICK_TRAIN, QUICK_VALIDATION = 5120, 1024  # --quick: Keras and PyTorch on these first samples
+
+# Keep freed memory mapped, so PyTorch's per-step tensors do not page-fault anew each step.
+TUNED_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "4294967296", "MALLOC_TRIM_THRESHOLD_": "4294967296",
+                "MALLOC_TOP_PAD_": "1073741824"}
+
+
+def run(command, env=None):
+    """Runs command to its end: (stdout, wall seconds, peak RSS in MiB from os.wait4)."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as stderr:
+        with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=stderr,
+                              text=True) as process:
+            out = process.stdout.read()
+            _, status, usage = os.wait4(process.pid, 0)
+            wall = time.perf_counter() - start
+            process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode:
+            stderr.seek(0)
+            sys.stderr.write(out + stderr.read().decode())
+            raise subprocess.CalledProcessError(process.returncode, command)
+    return out, wall, usage.ru_maxrss / 1024
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def out_size(size, kernel, stride, padding):
+    return -(-size // stride) if padding == "same" else (size - kernel) // stride + 1
+
+
+def tf_same_pad(size, kernel, stride):
+    """TensorFlow's 'same' padding of one dimension: (before, after), the extra one after."""
+    total = max((out_size(size, kernel, stride, "same") - 1) * stride + kernel - size, 0)
+    return total // 2, total - total // 2
+
+
+def layers_with_shapes(config):
+    """(class name, layer config, input shape, output shape) of each layer after the input,
+    shapes without the batch: (H, W, C) for images, (features,) after Flatten."""
+    layers = config["config"]["layers"]
+    shape = tuple(layers[0]["config"]["batch_shape"][1:])
+    for layer in layers[1:]:
+        kind, c = layer["class_name"], layer["config"]
+        if kind in ("Conv2D", "MaxPooling2D", "AveragePooling2D"):
+            kernel = c["kernel_size"] if kind == "Conv2D" else c["pool_size"]
+            strides = c["strides"] or kernel
+            height, width = (out_size(n, k, s, c["padding"])
+                             for n, k, s in zip(shape, kernel, strides))
+            out = (height, width, c["filters"] if kind == "Conv2D" else shape[2])
+        elif kind == "Flatten":
+            out = (math.prod(shape),)
+        elif kind == "Dense":
+            out = (c["units"],)
+        elif kind == "Dropout":
+            out = shape
+        else:
+            raise ValueError(f"layer {kind} is not one of the zoo's")
+        yield kind, c, shape, out
+        shape = out
+
+
+def flops(config):
+    """(training, forward) FLOPs per sample: 2 x MACs of every Conv2D and Dense; training is 3x
+    forward (forward, input and weight gradients) but 2x for the first of them, which needs no
+    input gradient. Pooling and activations are not counted."""
+    training = forward = 0
+    for kind, c, shape, out in layers_with_shapes(config):
+        if kind == "Conv2D":
+            layer = 2 * out[0] * out[1] * math.prod(c["kernel_size"]) * shape[2] * out[2]
+        elif kind == "Dense":
+            layer = 2 * shape[0] * out[0]
+        else:
+            continue
+        training += (3 if forward else 2) * layer
+        forward += layer
+    return training, forward
+
+
+def torch_model(config):
+    """The Keras JSON as torch.nn: NHWC input, permuted to NCHW before the first convolution or
+    pooling and back to NHWC before Flatten, so Dense sizes and order match Keras. The last
+    Dense gives logits (its softmax is in CrossEntropyLoss)."""
+    import torch
+    from torch import nn
+
+    class Permute(nn.Module):
+        def __init__(self, *dims):
+            super().__init__()
+            self.dims = dims
+
+        def forward(self, x):
+            return x.permute(*self.dims)
+
+    activations = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid,
+                   "softmax": lambda: nn.Softmax(-1)}
+    layers = list(layers_with_shapes(config))
+    modules, nchw = [], False
+    for i, (kind, c, shape, out) in enumerate(layers):
+        if kind in ("Conv2D", "MaxPooling2D", "AveragePooling2D"):
+            if not nchw:
+                modules.append(Permute(0, 3, 1, 2))
+                nchw = True
+            kernel = tuple(c["kernel_size"] if kind == "Conv2D" else c["pool_size"])
+            strides = tuple(c["strides"] or kernel)
+            (top, bottom), (left, right) = (
+                tf_same_pad(n, k, s) if c["padding"] == "same" else (0, 0)
+                for n, k, s in zip(shape, kernel, strides))
+            symmetric = top == bottom and left == right
+            if kind == "Conv2D":
+                if not symmetric:
+                    modules.append(nn.ZeroPad2d((left, right, top, bottom)))
+                modules.append(nn.Conv2d(shape[2], c["filters"], kernel, strides,
+                                         (top, left) if symmetric else 0, bias=c["use_bias"]))
+            elif kind == "MaxPooling2D":
+                if top or bottom or left or right:  # TF's max pooling ignores the padding
+                    modules.append(nn.ConstantPad2d((left, right, top, bottom), -math.inf))
+                modules.append(nn.MaxPool2d(kernel, strides))
+            elif symmetric:  # TF's average pooling leaves the padding out of the count
+                modules.append(nn.AvgPool2d(kernel, strides, (top, left),
+                                            count_include_pad=False))
+            else:
+                raise ValueError("AveragePooling2D with asymmetric 'same' padding")
+        elif kind == "Flatten":
+            if nchw:
+                modules.append(Permute(0, 2, 3, 1))
+                nchw = False
+            modules.append(nn.Flatten())
+        elif kind == "Dense":
+            modules.append(nn.Linear(shape[0], c["units"], bias=c["use_bias"]))
+        else:
+            modules.append(nn.Dropout(c["rate"]))
+        activation = c.get("activation", "linear")
+        if activation != "linear" and not (i == len(layers) - 1 and activation == "softmax"):
+            modules.append(activations[activation]())
+    return torch.nn.Sequential(*modules)
+
+
+def data(quick):
+    from fixture_common import fashion_mnist
+    (x, y), (x_test, y_test) = fashion_mnist()
+    if quick:
+        return (x[:QUICK_TRAIN], y[:QUICK_TRAIN]), (x_test[:QUICK_VALIDATION],
+                                                    y_test[:QUICK_VALIDATION])
+    return (x, y), (x_test, y_test)
+
+
+def run_tenfold(args):
+    env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
+    with tempfile.TemporaryDirectory() as directory:
+        def train(epochs):
+            history = os.path.join(directory, f"history{epochs}.json")
+            _, wall, rss = run([args.tenfold, "train", "--model", args.model, "--epochs",
+                                str(epochs), "--batch-size", str(BATCH), "--verbose", "2",
+                                "--history", history, "--seed", "1"], env)
+            return wall, rss, load(history)["history"]["val_accuracy"][0]
+
+        wall1, _, accuracy = train(1)
+        wall2, rss, _ = train(2)
+    return {"framework": "tenfold", "version": "tenfold (this tree)",
+            "epoch_seconds": wall2 - wall1,
+            "train_samples": 60000, "validation_samples": 10000, "val_accuracy": accuracy,
+            "peak_rss_mib": rss}
+
+
+def run_keras(args):
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    os.environ["KERAS_BACKEND"] = "tensorflow"
+    import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(THREADS)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    import keras
+    (x, y), (x_test, y_test) = data(args.quick)
+    with open(args.model) as f:
+        model = keras.models.model_from_json(f.read())
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    train = (tf.data.Dataset.from_tensor_slices((x, y)).shuffle(10000).batch(BATCH)
+             .prefetch(tf.data.AUTOTUNE))
+    validation = tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(BATCH)
+    times = []
+
+    class EpochTimer(keras.callbacks.Callback):  # Keras 3 ends an epoch after its validation
+        def on_epoch_begin(self, epoch, logs=None):
+            self.start = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            times.append(time.perf_counter() - self.start)
+
+    history = model.fit(train, epochs=2, validation_data=validation, verbose=0,
+                        callbacks=[EpochTimer()])
+    return {"framework": "keras", "version": f"keras {keras.__version__}, tensorflow "
+            f"{tf.__version__}", "epoch_seconds": times[1], "train_samples": len(x),
+            "validation_samples": len(x_test),
+            "val_accuracy": history.history["val_accuracy"][0]}
+
+
+def run_torch(args):
+    import numpy as np
+    import torch
+    torch.set_num_threads(THREADS)
+    (x, y), (x_test, y_test) = data(args.quick)
+    x, x_test = torch.from_numpy(x), torch.from_numpy(x_test)
+    y, y_test = torch.from_numpy(y.astype(np.int64)), torch.from_numpy(y_test.astype(np.int64))
+    model = torch_model(load(args.model))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def epoch():
+        """Trains one epoch, validates, returns the validation accuracy."""
+        model.train()
+        order = torch.randperm(len(x))
+        for start in range(0, len(x), BATCH):
+            batch = order[start:start + BATCH]
+            optimizer.zero_grad()
+            loss_fn(model(x[batch]), y[batch]).backward()
+            optimizer.step()
+        model.eval()
+        correct = 0
+        with torch.no_grad():
+            for start in range(0, len(x_test), BATCH):
+                predictions = model(x_test[start:start + BATCH]).argmax(1)
+                correct += (predictions == y_test[start:start + BATCH]).sum().item()
+        return correct / len(x_test)
+
+    accuracy = epoch()
+    start = time.perf_counter()
+    epoch()
+    return {"framework": "pytorch", "version": f"torch {torch.__version__}",
+            "epoch_seconds": time.perf_counter() - start, "train_samples": len(x),
+            "validation_samples": len(x_test), "val_accuracy": accuracy}
+
+
+def peak(tenfold):
+    """(GFLOP/s, what measured it): tenfold-bench-peak next to the tenfold binary (a 2048^3
+    oneDNN f32 matmul), or else the best of 5 torch.matmul of the same size."""
+    binary = os.path.join(os.path.dirname(tenfold), "tenfold-bench-peak")
+    if os.path.exists(binary):
+        out, _, _ = run([binary], dict(os.environ, OMP_NUM_THREADS=str(THREADS)))
+        line = out.strip().splitlines()[-1]
+        return json.loads(line)["gflops"], f"tenfold-bench-peak {line}"
+    import torch
+    torch.set_num_threads(THREADS)
+    a, b = torch.rand(2048, 2048), torch.rand(2048, 2048)
+    best = math.inf
+    for _ in range(5):
+        start = time.perf_counter()
+        torch.matmul(a, b)
+        best = min(best, time.perf_counter() - start)
+    return 2 * 2048 ** 3 / best / 1e9, f"torch matmul (torch {torch.__version__})"
+
+
+def arena(tenfold, path):
+    """The compiled training step's arena at the per-replica batch `tenfold train` uses: one
+    replica per core."""
+    out = subprocess.run([tenfold, "summary", path, "--batch-size", str(BATCH // THREADS)],
+                         check=True, capture_output=True, text=True).stdout
+    match = re.search(r"arena ([0-9.]+ \w+)", out)
+    return match.group(1) if match else "n/a"
+
+
+def summarize(runs, training_flops, forward_flops):
+    """Best and median samples/s over the rounds, median val_accuracy, highest peak RSS, and for
+    the best round the GFLOP/s."""
+    speeds = [r["train_samples"] / r["epoch_seconds"] for r in runs]
+    fastest = min(runs, key=lambda r: r["epoch_seconds"])
+    epoch_flops = (fastest["train_samples"] * training_flops
+                   + fastest["validation_samples"] * forward_flops)
+    return {"best": max(speeds), "median": statistics.median(speeds),
+            "val_accuracy": statistics.median(r["val_accuracy"] for r in runs),
+            "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
+            "gflops": epoch_flops / fastest["epoch_seconds"] / 1e9}
+
+
+def cell(value, spec, width):
+    return f"{'-' if value is None else format(value, spec):>{width}}"
+
+
+def print_tables(models, peak_gflops):
+    def get(model, framework, key):
+        summary = model["summary"].get(framework)
+        return summary[key] if summary else None
+
+    def ratio(a, b):
+        return a / b if a and b else None
+
+    print(f"\n{'':16} {'MFLOP/':>7} {'tenfold':>15} {'keras':>15} {'pytorch':>15}"
+          f" {'tenfold / ...':>20} {'tenfold':>13}")
+    print(f"{'model':16} {'sample':>7}" + f" {'best':>7} {'median':>7}" * 3
+          + f" {'keras':>6} {'torch':>6} {'max':>6} {'GFLOP/s':>7} {'%peak':>5}")
+    for name, model in models.items():
+        tenfold, keras, torch = (get(model, f, "best") for f in FRAMEWORKS)
+        gflops = get(model, "tenfold", "gflops")
+        row = f"{name:16} {model['training_flops'] / 1e6:7.1f}"
+        for framework in FRAMEWORKS:
+            row += "".join(cell(get(model, framework, key), ".0f", 8) for key in ("best", "median"))
+        others = max(keras or 0, torch or 0)
+        row += "".join(cell(ratio(tenfold, other), ".2f", 7) for other in (keras, torch, others))
+        row += cell(gflops, ".1f", 8) + cell(gflops and 100 * gflops / peak_gflops, ".0f", 6)
+        print(row)
+
+    print(f"\n{'val_accuracy after epoch 1':26}")
+    print(f"{'model':16} {'tenfold':>8} {'keras':>8} {'pytorch':>8} {'|t - k|':>8}")
+    for name, model in models.items():
+        tenfold, keras, torch = (get(model, f, "val_accuracy") for f in FRAMEWORKS)
+        gap = abs(tenfold - keras) if tenfold is not None and keras is not None else None
+        print(f"{name:16}" + "".join(cell(v, ".4f", 9) for v in (tenfold, keras, torch, gap)))
+
+    print(f"\n{'memory (MiB)':16} {'tenfold':>12} {'peak RSS':>28}")
+    print(f"{'model':16} {'arena':>12} {'tenfold':>9} {'keras':>9} {'pytorch':>9}")
+    for name, model in models.items():
+        print(f"{name:16} {model['arena']:>12}"
+              + "".join(cell(get(model, f, "peak_rss_mib"), ".0f", 10) for f in FRAMEWORKS))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tenfold", default="build/tenfold")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--models", help="comma-separated names in bench/zoo (default: all)")
+    parser.add_argument("--only", choices=FRAMEWORKS)
+    parser.add_argument("--model", help="with --only: the model's JSON file")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"Keras and PyTorch on the first {QUICK_TRAIN} training and "
+                        f"{QUICK_VALIDATION} test samples; Tenfold (full data) for mlp only")
+    parser.add_argument("--json", help="write all results there")
+    args = parser.parse_args()
+    runners = {"tenfold": run_tenfold, "keras": run_keras, "pytorch": run_torch}
+    if args.only:
+        print(json.dumps(runners[args.only](args)))
+        return
+    names = (args.models.split(",") if args.models else
+             sorted(f[:-5] for f in os.listdir(ZOO) if f.endswith(".json")))
+    command_line = shlex.join([sys.executable] + sys.argv)
+    print(command_line)
+    peak_gflops, peak_source = peak(args.tenfold)
+    models = {}
+    for name in names:
+        path = os.path.join(ZOO, name + ".json")
+        training_flops, forward_flops = flops(load(path))
+        models[name] = {"path": path, "training_flops": training_flops,
+                        "forward_flops": forward_flops, "arena": arena(args.tenfold, path),
+                        "runs": {}}
+    for round_ in range(args.rounds):
+        for name, model in models.items():
+            for framework in FRAMEWORKS:
+                if args.quick and framework == "tenfold" and name != "mlp":
+                    continue
+                command = [sys.executable, __file__, "--only", framework, "--model",
+                           model["path"], "--tenfold", args.tenfold] + ["--quick"] * args.quick
+                env = dict(os.environ, **(TUNED_MALLOC if framework == "pytorch" else {}))
+                out, _, rss = run(command, env)
+                result = json.loads(out.strip().splitlines()[-1])
+                result.setdefault("peak_rss_mib", rss)  # Tenfold's child gives its binary's
+                model["runs"].setdefault(framework, []).append(result)
+                print(f"round {round_ + 1}/{args.rounds} {name:16} {framework:8} "
+                      f"{result['train_samples'] / result['epoch_seconds']:8.0f} samples/s",
+                      flush=True)
+    versions = {}
+    for model in models.values():
+        model["summary"] = {framework: summarize(runs, model["training_flops"],
+                                                 model["forward_flops"])
+                            for framework, runs in model["runs"].items()}
+        versions.update((f, runs[0]["version"]) for f, runs in model["runs"].items())
+
+    print(f"\nModel zoo, Fashion-MNIST, batch {BATCH}, {THREADS} threads, Adam; samples/s of an "
+          f"epoch with its validation, best and median of {args.rounds} rounds")
+    if args.quick:
+        print(f"QUICK: Keras and PyTorch on {QUICK_TRAIN} training / {QUICK_VALIDATION} test "
+              "samples, Tenfold on the full data and for mlp only: not comparable")
+    print(f"command: {command_line}")
+    print("versions: " + "; ".join(versions.values()))
+    print(f"peak: {peak_gflops:.1f} GFLOP/s, 2048^3 f32 matmul on {THREADS} threads, "
+          f"{peak_source}")
+    print_tables(models, peak_gflops)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"command": command_line, "quick": args.quick, "rounds": args.rounds,
+                       "versions": versions,
+                       "peak": {"gflops": peak_gflops, "source": peak_source},
+                       "models": models}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

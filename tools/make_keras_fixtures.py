@@ -1,6 +1,11 @@
 """Writes tests/fixtures/keras/ with Keras (TensorFlow backend, from PyPI):
   parity/   the recipe's model: initial weights, a fixed Fashion-MNIST batch of 64, and the
             weights and losses after 3 Adam steps on it (train_on_batch).
+  parity_conv_stack/
+            the same for a model whose kernels the recipe's does not reach: convolutions
+            after convolutions (backward-data), a strided 'same' convolution, tanh, max and
+            average pooling (7x7 -> 3x3 leaves a row uncovered), sigmoid; model.json is its
+            to_json(). Same batch as parity/.
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
             accuracy, the recipe's pipeline from_tensor_slices.shuffle(10000).batch(512)
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
@@ -46,14 +51,35 @@ def save_weights(model, directory):
             save(directory, f"{layer.name}.{weight.name}", weight.numpy())
 
 
-def parity(train):
-    directory = os.path.join(OUT, "parity")
+def conv_stack_model():
+    model = keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        keras.layers.Conv2D(8, 3, padding="same", activation="relu"),
+        keras.layers.Conv2D(16, 3, strides=2, padding="same", activation="relu"),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Conv2D(16, 5, padding="same", activation="tanh"),
+        keras.layers.AveragePooling2D(2),
+        keras.layers.Flatten(),
+        keras.layers.Dense(32, activation="sigmoid"),
+        keras.layers.Dense(10, activation="softmax"),
+    ], name="conv_stack")
+    model.compile(optimizer=keras.optimizers.Adam(),
+                  loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"],
+                  jit_compile=False)
+    return model
+
+
+def parity(train, make_model=recipe_model, name="parity"):
+    directory = os.path.join(OUT, name)
     shutil.rmtree(directory, ignore_errors=True)
     keras.utils.set_random_seed(7)
-    model = recipe_model()
+    model = make_model()
     x, y = train[0][:64], train[1][:64]
-    save(directory, "x", x)
-    save(directory, "y", y, np.int32)
+    if name == "parity":  # the batch every parity model trains on
+        save(directory, "x", x)
+        save(directory, "y", y, np.int32)
+    with open(os.path.join(directory, "model.json"), "w") as f:
+        f.write(model.to_json())
     save_weights(model, os.path.join(directory, "initial"))
     losses = [float(model.train_on_batch(x, y, return_dict=True)["loss"]) for _ in range(3)]
     save_weights(model, os.path.join(directory, "final"))
@@ -86,6 +112,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     train, test = fashion_mnist()
     parity(train)
+    parity(train, conv_stack_model, "parity_conv_stack")
     if not args.skip_curve:
         curve(train, test)
 

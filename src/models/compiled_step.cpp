@@ -29,6 +29,9 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
     for (size_t k = i; k < i + covered; ++k) shape = layers[k]->compute_output_shape(shape);
     shapes.push_back(shape);
     step_layers.emplace_back(layers.begin() + long(i), layers.begin() + long(i + covered));
+    std::string name;
+    for (Layer* layer : step_layers.back()) name += (name.empty() ? "" : "+") + layer->name();
+    step_names_.push_back(name);
     for (size_t k = i; k < i + covered; ++k) weights_before = weights_before || !layers[k]->weights().empty();
     if (!weights_before) first_backward_step_ = steps_.size();
     i += covered;

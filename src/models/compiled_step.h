@@ -7,6 +7,7 @@
 // Schedule (positions in the memory plan), for L steps:
 //   forward of step i at i, the loss at L, backward of step i at 2L - i.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "graph/memory_plan.h"
@@ -39,6 +40,8 @@ class CompiledStep {
   std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
   /// All of them as one flat array (with zero padding between them).
   Tensor& weight_gradient_buffer() { return weight_gradient_buffer_; }
+  /// What each step runs: a layer's name, or the names of fused layers joined by '+'.
+  const std::vector<std::string>& step_names() const { return step_names_; }
   /// Index of the first step with weights: backward stops there, and skips that step's input
   /// gradient.
   size_t first_backward_step() const { return first_backward_step_; }
@@ -48,6 +51,7 @@ class CompiledStep {
 
  private:
   std::vector<std::unique_ptr<LayerStep>> steps_;
+  std::vector<std::string> step_names_;
   // Backward runs from the last step down to this one, the first with weights: the steps
   // before it have nothing to learn and need no gradient.
   size_t first_backward_step_ = 0;

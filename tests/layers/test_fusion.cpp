@@ -5,6 +5,8 @@
 // at 2 MiB); the second pair also needs the input gradient.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "layers/activation.h"
 #include "layers/conv2d.h"
 #include "layers/dense.h"
@@ -63,6 +65,15 @@ TEST(Fusion, FeatureMapsLargerThanTheCacheRunUnfused) {
 
 TEST(Fusion, FusedStepsTrainLikeSeparateLayers) {
   auto fused = two_conv_blocks(true), separate = two_conv_blocks(false);
+  // The pairs did fuse: one step each, where the separate model runs every layer alone.
+  auto fused_steps = [](models::Sequential& model) {
+    std::vector<std::string> names = model.compiled_step(100, true).step_names();
+    return std::count_if(names.begin(), names.end(),
+                         [](const std::string& name) { return name.find('+') != std::string::npos; });
+  };
+  EXPECT_EQ(fused_steps(*fused), 2);
+  EXPECT_EQ(fused->compiled_step(100, true).step_names().size(), 4u);
+  EXPECT_EQ(fused_steps(*separate), 0);
   Tensor x(Shape{100, 28, 28, 1}), y(Shape{100}, DType::int32);
   auto values = testing::random_values(size_t(x.num_elements()), 8, 0, 1);
   std::copy(values.begin(), values.end(), x.data<float>());

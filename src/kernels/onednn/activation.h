@@ -11,7 +11,7 @@
 
 namespace tenfold::kernels::onednn {
 
-/// Whether `activation` can run as a post-op of a convolution or inner product.
+/// Whether `activation` can run as a post-op of a convolution or matmul.
 bool fusable_as_post_op(Activation activation);
 /// The post-op for a fusable activation (empty for linear).
 dnnl::post_ops activation_post_ops(Activation activation);

@@ -3,16 +3,20 @@
 // the processes mpirun started (or alone without mpirun), and worker 0 writes the result.
 //
 //   mpi_worker OUT REPLICAS STEPS [--pid-dir DIR] [--shuffle-seed-by-rank]
+//   mpi_worker --allreduce COUNT
 //
 // OUT: loss and accuracy of the run (2 doubles), then every weight's floats in Keras' layout.
 // --pid-dir: each worker writes its pid to DIR/rank_<rank> once training starts (the failure
 // tests kill or stop one of them). --shuffle-seed-by-rank: each worker shuffles with its own
 // seed, a mistake the strategy must catch.
+// --allreduce: every rank sums COUNT floats, (rank + 1) * (i % 5) at i, and checks its own
+// result against the closed form (i % 5) * W (W + 1) / 2, printing how many were wrong.
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/random.h"
@@ -71,7 +75,32 @@ int train(int argc, char** argv) {
   return file ? 0 : 1;
 }
 
+int allreduce(int64_t count) {
+  auto resolver = distribute::ClusterResolver::from_environment();
+  auto strategy = distribute::Strategy::multi_worker(resolver, distribute::split_cpu(1));
+  distribute::Communicator& communicator = strategy->communicator();
+  const int rank = communicator.rank(), workers = communicator.size();
+  std::vector<float> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) values[size_t(i)] = float((rank + 1) * (i % 5));
+  communicator.allreduce_sum(values.data(), count);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    wrong += values[size_t(i)] != float((i % 5) * workers * (workers + 1) / 2);
+  }
+  std::printf("rank %d of %d: %lld of %lld sums wrong\n", rank, workers, (long long)wrong,
+              (long long)count);
+  return wrong == 0 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--allreduce") {
+    try {
+      return allreduce(std::atoll(argv[2]));
+    } catch (const Error& error) {
+      std::fprintf(stderr, "mpi_worker: %s\n", error.what());
+      return 1;
+    }
+  }
   if (argc < 4) {
     std::fprintf(stderr, "usage: mpi_worker OUT REPLICAS STEPS [--pid-dir DIR] [--shuffle-seed-by-rank]\n");
     return 2;

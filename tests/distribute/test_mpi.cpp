@@ -1,6 +1,6 @@
 // Training across processes under mpirun (tests/distribute/mpi_worker.cpp is the worker):
-// 2 processes x 2 replicas, and 2 hosts (network namespaces, two_hosts.sh), reach the weights
-// of 1 replica; a killed or stopped worker ends the whole job in bounded time, named, with
+// an all-reduce larger than one bucket is right on every rank; 2 processes x 2 replicas, and
+// 2 hosts (network namespaces, two_hosts.sh), reach the weights of 1 replica; a killed or stopped worker ends the whole job in bounded time, named, with
 // nothing left running.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -101,6 +101,14 @@ fs::path single_process_result() {
     return path;
   }();
   return result;
+}
+
+// Above one bucket (4M floats), so the bucket loop runs twice; every rank checks its own sums.
+TEST(Mpi, AllReduceAboveOneBucketSumsEveryElementOnEveryRank) {
+  Process job(mpirun(2, {"--allreduce", "5000000"}), scratch("allreduce.log"));
+  ASSERT_EQ(job.wait(120), 0) << job.output();
+  EXPECT_NE(job.output().find("rank 0 of 2: 0 of 5000000 sums wrong"), std::string::npos) << job.output();
+  EXPECT_NE(job.output().find("rank 1 of 2: 0 of 5000000 sums wrong"), std::string::npos) << job.output();
 }
 
 TEST(Mpi, TwoProcessesOfTwoReplicasTrainToTheWeightsOfOne) {

@@ -39,6 +39,16 @@ int64_t chunk_bytes() {
 // chunking: the pair runs unfused.
 constexpr int64_t min_chunk_samples = 4;
 
+/// Samples per chunk of the fused step on inputs of `input_shape`, or 0 when fusing does not
+/// pay.
+int64_t samples_per_chunk(const layers::Conv2D& conv, const Shape& input_shape) {
+  const int64_t sample_bytes =
+      conv.compute_output_shape(input_shape).without_batch().num_elements() * int64_t(sizeof(float));
+  const int64_t fitting = chunk_bytes() / sample_bytes, batch = input_shape[0];
+  if (fitting < std::min(min_chunk_samples, batch)) return 0;
+  return std::min(fitting, batch);
+}
+
 WindowGeometry with_batch(WindowGeometry g, int64_t batch) {
   g.batch = batch;
   return g;
@@ -57,15 +67,14 @@ struct ChunkKernels {
 
 class ConvMaxPoolStep : public LayerStep {
  public:
+  /// The batch runs in chunks of `chunk` samples (samples_per_chunk).
   ConvMaxPoolStep(const layers::Conv2D& conv, const layers::Pooling2D& pool, const Shape& input_shape,
-                  std::vector<Variable*> weights, bool need_input_gradient)
-      : weights_(std::move(weights)) {
+                  int64_t chunk, std::vector<Variable*> weights, bool need_input_gradient)
+      : weights_(std::move(weights)), chunk_(chunk) {
     WindowGeometry conv_geometry = conv.geometry(input_shape);
     Shape conv_output = conv.compute_output_shape(input_shape);
     WindowGeometry pool_geometry = pool.geometry(conv_output);
     const int64_t batch = input_shape[0];
-    const int64_t sample_bytes = conv_output.without_batch().num_elements() * int64_t(sizeof(float));
-    chunk_ = std::clamp<int64_t>(chunk_bytes() / sample_bytes, 1, batch);
     in_sample_ = input_shape.without_batch().num_elements();
     out_sample_ = pool.compute_output_shape(conv_output).without_batch().num_elements();
     const auto& layout = static_cast<const OnednnWeightLayout&>(conv.kernel_layout());
@@ -147,10 +156,9 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const Shap
       conv->activation() == kernels::Activation::softmax) {
     return nullptr;
   }
-  const int64_t sample_bytes =
-      conv->compute_output_shape(input_shape).without_batch().num_elements() * int64_t(sizeof(float));
-  if (chunk_bytes() / sample_bytes < std::min(min_chunk_samples, input_shape[0])) return nullptr;
-  return std::make_unique<ConvMaxPoolStep>(*conv, *pool, input_shape, conv->weights(),
+  const int64_t chunk = samples_per_chunk(*conv, input_shape);
+  if (chunk == 0) return nullptr;
+  return std::make_unique<ConvMaxPoolStep>(*conv, *pool, input_shape, chunk, conv->weights(),
                                            options.need_input_gradient);
 }
 

@@ -26,13 +26,15 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
     size_t covered = fused ? 2 : 1;
     steps_.push_back(fused ? std::move(fused) : layers[i]->compile(shapes.back(), options));
     Shape shape = shapes.back();
-    for (size_t k = i; k < i + covered; ++k) shape = layers[k]->compute_output_shape(shape);
+    for (size_t k = i; k < i + covered; ++k) {
+      shape = layers[k]->compute_output_shape(shape);
+      weights_before = weights_before || !layers[k]->weights().empty();
+    }
     shapes.push_back(shape);
     step_layers.emplace_back(layers.begin() + long(i), layers.begin() + long(i + covered));
     std::string name;
     for (Layer* layer : step_layers.back()) name += (name.empty() ? "" : "+") + layer->name();
     step_names_.push_back(name);
-    for (size_t k = i; k < i + covered; ++k) weights_before = weights_before || !layers[k]->weights().empty();
     if (!weights_before) first_backward_step_ = steps_.size();
     i += covered;
   }

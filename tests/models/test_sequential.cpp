@@ -82,6 +82,15 @@ TEST(Sequential, FitEvaluatePredictShapesAndLogs) {
   EXPECT_NEAR(result.at("accuracy"), correct / 70.0, 1e-9);
 }
 
+/// Full-batch, silent fitting for the tests that compare two models step by step.
+models::FitOptions quiet_fit(int64_t batch_size, int epochs) {
+  models::FitOptions options;
+  options.batch_size = batch_size;
+  options.epochs = epochs;
+  options.verbose = 0;
+  return options;
+}
+
 TEST(Sequential, LearnsASeparableProblem) {
   // Two classes separated by the sign of the first feature: Adam must reach high accuracy.
   models::Sequential model({layers::Input({4}),
@@ -117,10 +126,7 @@ TEST(Sequential, SoftmaxFusedLossEqualsLogitsLoss) {
   auto fused = make("softmax", false), logits = make("linear", true);
   Tensor x = random_tensor({8, 6}, 4);
   Tensor y = random_labels(8, 3, 5);
-  models::FitOptions options;
-  options.batch_size = 8;
-  options.epochs = 3;
-  options.verbose = 0;
+  models::FitOptions options = quiet_fit(8, 3);
   auto fused_history = fused->fit(x, y, options);
   auto logits_history = logits->fit(x, y, options);
   for (size_t epoch = 0; epoch < 3; ++epoch) {
@@ -148,10 +154,7 @@ TEST(Sequential, LeadingLayersWithoutWeightsGetNoBackward) {
   EXPECT_EQ(flat->compiled_step(8, true).first_backward_step(), 0u);
   Tensor x = random_tensor({8, 24}, 6);
   Tensor y = random_labels(8, 3, 7);
-  models::FitOptions options;
-  options.batch_size = 8;
-  options.epochs = 3;
-  options.verbose = 0;
+  models::FitOptions options = quiet_fit(8, 3);
   flattening->fit(x.reshaped({8, 4, 3, 2}), y, options);
   flat->fit(x, y, options);
   for (size_t i = 0; i < flat->weights().size(); ++i) {

@@ -20,7 +20,8 @@ class Conv2DKernel {
   static memory::desc keras_weights_desc(const WindowGeometry& g);
 
   /// `activation` must be fusable (not softmax). `stored_weights` is the layout the weights
-  /// are stored in (and their gradients written in); `need_diff_src` is false for a first layer, whose input needs no gradient.
+  /// are stored in (and their gradients written in); `need_diff_src` is false for a first
+  /// layer, whose input needs no gradient.
   Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                const memory::desc& stored_weights, bool need_diff_src);
 

@@ -113,11 +113,10 @@ CompilingLayer::~CompilingLayer() { compiling_layer = previous_; }
 
 BoundPrimitive::BoundPrimitive(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd,
                                const std::vector<std::pair<int, memory::desc>>& args)
-    : primitive_(std::move(primitive)),
-      scratchpad_bytes_(pd.scratchpad_desc().get_size()),
-      implementation_(pd.impl_info_str()) {
+    : primitive_(std::move(primitive)), implementation_(pd.impl_info_str()) {
   check_not_reference(pd, implementation_);
   memory::desc scratchpad = pd.scratchpad_desc();
+  scratchpad_bytes_ = scratchpad.get_size();
   for (const auto& [argument, desc] : args) {
     order_.push_back(argument);
     arguments_.emplace(argument, unbound(desc));

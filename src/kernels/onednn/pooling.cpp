@@ -6,11 +6,16 @@
 
 namespace tenfold::kernels::onednn {
 
+namespace {
+
+bool padded(const WindowGeometry& g) { return g.pad_top + g.pad_left + g.pad_bottom + g.pad_right > 0; }
+
+}  // namespace
+
 PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g)
     : geometry_(g),
       tiling_max_(kind == PoolKind::max && windows_tile(g)),
-      tiling_average_(kind == PoolKind::average && windows_tile(g) &&
-                      g.pad_top + g.pad_left + g.pad_bottom + g.pad_right == 0) {
+      tiling_average_(kind == PoolKind::average && windows_tile(g) && !padded(g)) {
   if (tiling_max_) {
     workspace_bytes_ = size_t(g.batch * g.out_height * g.out_width * g.in_channels);  // argmax
     return;
@@ -19,9 +24,8 @@ PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g)
   memory::desc src = f32_desc({g.batch, g.in_channels, g.in_height, g.in_width}, tag::nhwc);
   memory::desc dst = f32_desc({g.batch, g.in_channels, g.out_height, g.out_width}, tag::nhwc);
   // Without padding the two averages agree; include-padding's forward runs 3x faster.
-  const bool padded = g.pad_top + g.pad_left + g.pad_bottom + g.pad_right > 0;
   dnnl::algorithm algorithm = kind == PoolKind::max ? dnnl::algorithm::pooling_max
-                              : padded              ? dnnl::algorithm::pooling_avg_exclude_padding
+                              : padded(g)           ? dnnl::algorithm::pooling_avg_exclude_padding
                                                     : dnnl::algorithm::pooling_avg_include_padding;
   memory::dims strides = {g.stride_height, g.stride_width};
   memory::dims window = {g.window_height, g.window_width};

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   auto data = datasets::fashion_mnist::load_data();
   Tensor x = datasets::images_to_float(data.train.images, 1.0f / 255.0f);
   Tensor y = datasets::labels_to_int32(data.train.labels);
-  std::unique_ptr<models::Sequential> model;
+  std::unique_ptr<models::Model> model;
   {
     auto scope = strategy->scope();
     model = model_json.empty() ? models::seed_cnn() : io::load_model_json(model_json);

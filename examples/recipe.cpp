@@ -19,6 +19,7 @@
 #include "layers/pooling.h"
 #include "losses/loss.h"
 #include "models/memory_check.h"
+#include "models/sequential.h"
 #include "optimizers/adam.h"
 
 using namespace tenfold;
@@ -85,7 +86,7 @@ int main(int argc, char** argv) try {
 
   // 8. Load it back under the scope, and evaluate it.
   auto scope = strategy->scope();
-  std::unique_ptr<models::Sequential> restored = io::load_model(model_path);
+  std::unique_ptr<models::Model> restored = io::load_model(model_path);
   auto results = restored->evaluate(test, 0);
   std::printf("Restored model: test loss: %.4f - test accuracy: %.4f\n", results.at("loss"), results.at("accuracy"));
   return 0;

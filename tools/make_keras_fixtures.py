@@ -6,6 +6,27 @@
             after convolutions (backward-data), a strided 'same' convolution, tanh, max and
             average pooling (7x7 -> 3x3 leaves a row uncovered), sigmoid; model.json is its
             to_json(). Same batch as parity/.
+  Functional models, the same way (model.json, initial/ and final/ weights, losses.npy; the
+  batch of parity/):
+  parity_residual/
+            a residual block (Conv2D, Conv2D, Add, Activation), max pooling, a strided 'same'
+            Conv2D, global average pooling, softmax Dense. Also the model after the 3 steps
+            saved as model.keras and model.h5, and predictions.npy = its predict(x[:8]).
+  parity_concat/
+            two branches of one input (3x3 relu and 5x5 tanh 'same' convolutions) joined by
+            Concatenate, max pooling, Flatten, softmax Dense.
+  parity_two_inputs/
+            inputs 'image' (28, 28, 1) and 'meta' (4,): a convolution branch and a Dense
+            branch joined by Concatenate. meta.npy: the batch's 'meta', the mean of each
+            image's 4 horizontal bands of 7 rows (x.reshape(64, 4, 196).mean(axis=2)).
+  parity_nested/
+            a Sequential ('features': Conv2D, MaxPooling2D, Flatten) called as a layer of a
+            Functional model. Weight files are named by the innermost layer that owns them.
+  parity_two_outputs/
+            one input, outputs 'digit' (softmax, SparseCategoricalCrossentropy, accuracy) and
+            'bright' (linear, mse, loss weight 0.5). bright.npy: its target, each image's mean
+            pixel, (64, 1). losses.npy holds the total loss; logs.json every key that
+            train_on_batch(return_dict=True) returns, per step.
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
             accuracy, the recipe's pipeline from_tensor_slices.shuffle(10000).batch(512)
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
@@ -45,10 +66,30 @@ def recipe_model():
     return model
 
 
-def save_weights(model, directory):
+def leaf_layers(model):
+    """The model's layers, a nested model replaced by its own layers, recursively."""
     for layer in model.layers:
+        if isinstance(layer, keras.Model):
+            yield from leaf_layers(layer)
+        else:
+            yield layer
+
+
+def save_weights(model, directory):
+    for layer in leaf_layers(model):
         for weight in layer.weights:
             save(directory, f"{layer.name}.{weight.name}", weight.numpy())
+
+
+def compiled(inputs, outputs, name, **compile_options):
+    """A Functional model compiled as every parity model is, unless compile_options say
+    otherwise."""
+    model = keras.Model(inputs, outputs, name=name)
+    options = dict(optimizer=keras.optimizers.Adam(),
+                   loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"])
+    options.update(compile_options)
+    model.compile(jit_compile=False, **options)
+    return model
 
 
 def conv_stack_model():
@@ -69,23 +110,118 @@ def conv_stack_model():
     return model
 
 
-def parity(train, make_model=recipe_model, name="parity"):
+def residual_model():
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Conv2D(8, 3, padding="same", activation="relu")(inputs)
+    y = keras.layers.Conv2D(8, 3, padding="same")(x)
+    y = keras.layers.Add()([x, y])
+    y = keras.layers.Activation("relu")(y)
+    y = keras.layers.MaxPooling2D()(y)
+    y = keras.layers.Conv2D(16, 3, strides=2, padding="same", activation="relu")(y)
+    y = keras.layers.GlobalAveragePooling2D()(y)
+    outputs = keras.layers.Dense(10, activation="softmax")(y)
+    return compiled(inputs, outputs, "residual")
+
+
+def concat_model():
+    inputs = keras.Input(shape=(28, 28, 1))
+    a = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(inputs)
+    b = keras.layers.Conv2D(4, 5, padding="same", activation="tanh")(inputs)
+    c = keras.layers.Concatenate()([a, b])
+    c = keras.layers.MaxPooling2D()(c)
+    c = keras.layers.Flatten()(c)
+    outputs = keras.layers.Dense(10, activation="softmax")(c)
+    return compiled(inputs, outputs, "two_branch")
+
+
+def two_inputs_model():
+    image = keras.Input(shape=(28, 28, 1), name="image")
+    meta = keras.Input(shape=(4,), name="meta")
+    a = keras.layers.Conv2D(4, 3, activation="relu")(image)
+    a = keras.layers.MaxPooling2D()(a)
+    a = keras.layers.Flatten()(a)
+    a = keras.layers.Dense(16, activation="relu")(a)
+    b = keras.layers.Dense(16, activation="relu")(meta)
+    c = keras.layers.Concatenate()([a, b])
+    outputs = keras.layers.Dense(10, activation="softmax")(c)
+    return compiled([image, meta], outputs, "two_inputs")
+
+
+def two_inputs_batch(directory, x, y):
+    meta = x.reshape(len(x), 4, 196).mean(axis=2)  # the mean of 4 bands of 7 rows
+    save(directory, "meta", meta)
+    return [x, meta], y
+
+
+def nested_model():
+    inner = keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        keras.layers.Conv2D(4, 3, activation="relu"),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(),
+    ], name="features")
+    inputs = keras.Input(shape=(28, 28, 1))
+    h = inner(inputs)
+    h = keras.layers.Dense(16, activation="relu")(h)
+    outputs = keras.layers.Dense(10, activation="softmax")(h)
+    return compiled(inputs, outputs, "nested")
+
+
+def two_outputs_model():
+    inputs = keras.Input(shape=(28, 28, 1))
+    h = keras.layers.Conv2D(4, 3, activation="relu")(inputs)
+    h = keras.layers.MaxPooling2D()(h)
+    h = keras.layers.Flatten()(h)
+    digit = keras.layers.Dense(10, activation="softmax", name="digit")(h)
+    bright = keras.layers.Dense(1, name="bright")(h)
+    return compiled(inputs, [digit, bright], "two_outputs",
+                    loss={"digit": keras.losses.SparseCategoricalCrossentropy(), "bright": "mse"},
+                    loss_weights={"digit": 1.0, "bright": 0.5}, metrics={"digit": ["accuracy"]})
+
+
+def two_outputs_batch(directory, x, y):
+    bright = x.mean(axis=(1, 2, 3)).reshape(len(x), 1)
+    save(directory, "bright", bright)
+    return x, {"digit": y, "bright": bright}
+
+
+def parity(train, make_model=recipe_model, name="parity", batch=None, logs=False,
+           save_model=False):
+    """Writes fixture `name`: make_model()'s initial weights, then its weights and losses after
+    3 train_on_batch steps on the parity batch. batch(directory, x, y) gives what the model
+    trains on, (inputs, targets), from the batch, saving in directory what it derives; logs
+    writes logs.json, every value train_on_batch returns per step; save_model saves the
+    trained model as model.keras and model.h5, and predictions.npy, its predict(x[:8])."""
     directory = os.path.join(OUT, name)
     shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    # Layer names start afresh (conv2d, dense, ...) whatever was built before.
+    keras.backend.clear_session()
     keras.utils.set_random_seed(7)
     model = make_model()
     x, y = train[0][:64], train[1][:64]
     if name == "parity":  # the batch every parity model trains on
         save(directory, "x", x)
         save(directory, "y", y, np.int32)
+    inputs, targets = batch(directory, x, y) if batch else (x, y)
     with open(os.path.join(directory, "model.json"), "w") as f:
         f.write(model.to_json())
     save_weights(model, os.path.join(directory, "initial"))
-    losses = [float(model.train_on_batch(x, y, return_dict=True)["loss"]) for _ in range(3)]
+    steps = [{key: float(value) for key, value in
+              model.train_on_batch(inputs, targets, return_dict=True).items()}
+             for _ in range(3)]
     save_weights(model, os.path.join(directory, "final"))
     # Keras' train_on_batch reports the loss before each update.
+    losses = [step["loss"] for step in steps]
     save(directory, "losses", np.array(losses))
-    print("parity losses", losses)
+    if logs:
+        with open(os.path.join(directory, "logs.json"), "w") as f:
+            json.dump({"keys": list(steps[0]), "steps": steps}, f, indent=1)
+    if save_model:
+        model.save(os.path.join(directory, "model.keras"))
+        model.save(os.path.join(directory, "model.h5"))
+        save(directory, "predictions", model.predict(x[:8], verbose=0))
+    print(name, "losses", losses)
 
 
 def curve(train, test, seeds=(1, 2, 3, 4, 5, 6)):
@@ -113,6 +249,11 @@ def main():
     train, test = fashion_mnist()
     parity(train)
     parity(train, conv_stack_model, "parity_conv_stack")
+    parity(train, residual_model, "parity_residual", save_model=True)
+    parity(train, concat_model, "parity_concat")
+    parity(train, two_inputs_model, "parity_two_inputs", batch=two_inputs_batch)
+    parity(train, nested_model, "parity_nested")
+    parity(train, two_outputs_model, "parity_two_outputs", batch=two_outputs_batch, logs=True)
     if not args.skip_curve:
         curve(train, test)
 

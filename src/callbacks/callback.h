@@ -7,7 +7,7 @@
 #include "models/progress_bar.h"
 
 namespace tenfold::models {
-class Sequential;
+class Model;
 }
 
 namespace tenfold::callbacks {
@@ -17,8 +17,8 @@ using models::Logs;
 class Callback {
  public:
   virtual ~Callback() = default;
-  void set_model(models::Sequential* model) { model_ = model; }
-  models::Sequential& model() const { return *model_; }
+  void set_model(models::Model* model) { model_ = model; }
+  models::Model& model() const { return *model_; }
 
   virtual void on_train_begin() {}
   virtual void on_train_end(const Logs&) {}
@@ -30,7 +30,7 @@ class Callback {
   virtual void on_train_batch_end(int64_t /*batch*/, const Logs&) {}
 
  private:
-  models::Sequential* model_ = nullptr;
+  models::Model* model_ = nullptr;
 };
 
 /// The value named `name` in logs, if present.

@@ -48,7 +48,7 @@ int evaluate(const std::vector<std::string>& args) {
   std::string model_path = arguments.take_required_positional("MODEL (a .h5 or .keras file)");
   arguments.finish();
 
-  std::unique_ptr<models::Sequential> model;
+  std::unique_ptr<models::Model> model;
   {
     auto scope = strategy->scope();
     model = io::load_model(model_path);

@@ -100,7 +100,7 @@ int train(const std::vector<std::string>& args) {
   }
 
   set_random_seed(seed);
-  std::unique_ptr<models::Sequential> model;
+  std::unique_ptr<models::Model> model;
   {
     auto scope = strategy->scope();
     model = model_name == "seed-cnn" ? models::seed_cnn() : io::load_model_json(model_name);

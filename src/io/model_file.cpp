@@ -78,7 +78,7 @@ std::vector<std::pair<size_t, size_t>> keras_slot_order(const optimizers::Optimi
   return order;
 }
 
-json training_config(const models::Sequential& model) {
+json training_config(const models::Model& model) {
   json loss = model.loss()->get_config();
   loss["from_logits"] = false;
   json optimizer = model.optimizer()->get_config();
@@ -93,7 +93,7 @@ json training_config(const models::Sequential& model) {
           {"optimizer_config", {{"class_name", model.optimizer()->class_name()}, {"config", optimizer}}}};
 }
 
-void write_weights(const models::Sequential& model, const Hdf5Object& file) {
+void write_weights(const models::Model& model, const Hdf5Object& file) {
   Hdf5Object group = file.create_group("model_weights");
   group.write_string_attribute("backend", "tensorflow");
   group.write_string_attribute("keras_version", keras_version);
@@ -117,7 +117,7 @@ void write_weights(const models::Sequential& model, const Hdf5Object& file) {
   group.create_group("top_level_model_weights").write_string_array_attribute("weight_names", {});
 }
 
-void write_optimizer(const models::Sequential& model, const Hdf5Object& file) {
+void write_optimizer(const models::Model& model, const Hdf5Object& file) {
   optimizers::Optimizer& optimizer = *model.optimizer();
   std::string prefix = keras_optimizer_name(optimizer.class_name());
   Hdf5Object group = file.create_group("optimizer_weights");
@@ -160,7 +160,7 @@ json parse_config(const std::string& text, const std::string& where) {
 
 /// Layers with weights are matched in order, as Keras' HDF5 loader does (names differ when the
 /// same architecture was built after other models in a process).
-void read_weights(models::Sequential& model, const StoredGroup& file) {
+void read_weights(models::Model& model, const StoredGroup& file) {
   const StoredGroup& group = file.open_group("model_weights");
   std::vector<const StoredGroup*> file_layers;  // the file's layers that hold weights, in order
   std::vector<std::vector<std::string>> file_weight_names;
@@ -194,7 +194,7 @@ void read_weights(models::Sequential& model, const StoredGroup& file) {
   }
 }
 
-void read_optimizer(models::Sequential& model, const StoredGroup& file) {
+void read_optimizer(models::Model& model, const StoredGroup& file) {
   optimizers::Optimizer& optimizer = *model.optimizer();
   const StoredGroup& group = file.open_group("optimizer_weights");
   std::vector<std::string> names = group.read_string_array_attribute("weight_names");
@@ -222,7 +222,7 @@ void read_optimizer(models::Sequential& model, const StoredGroup& file) {
 /// optimizer: Keras 3 writes none for a string optimizer (compile(optimizer="adam")); as Keras'
 /// load_model does, the model then gets Keras' default, RMSprop, with a warning, and the file's
 /// optimizer variables are not read.
-bool compile_from(models::Sequential& model, const json& config, const std::string& path) {
+bool compile_from(models::Model& model, const json& config, const std::string& path) {
   const json& loss = config.at("loss");
   std::string loss_name = loss.is_string() ? loss.get<std::string>() : loss.at("class_name").get<std::string>();
   check_argument(loss.is_string() || !loss.at("config").value("from_logits", false),
@@ -259,7 +259,7 @@ std::string to_snake_case(const std::string& class_name) {
 
 /// The keys Keras 3 files its layers under: the class in snake case, numbered from the
 /// second of a class ("dense", "dense_1"), whatever the layers are named.
-std::vector<std::string> keras3_layer_keys(const models::Sequential& model) {
+std::vector<std::string> keras3_layer_keys(const models::Model& model) {
   std::map<std::string, int> used;
   std::vector<std::string> keys;
   for (Layer* layer : model.layers()) {
@@ -278,7 +278,7 @@ std::vector<std::string> keras3_layer_keys(const models::Sequential& model) {
 ///   /layers/<key>/vars/0, 1, ...     (key: keras3_layer_keys; @name = the layer's name)
 ///   /optimizer/vars/0 iteration, 1 learning_rate, then each weight's slots in turn
 ///   /vars                            (@name = the model's name; the model's own weights: none)
-void write_keras3_weights(const models::Sequential& model, const Hdf5Object& file, bool with_optimizer) {
+void write_keras3_weights(const models::Model& model, const Hdf5Object& file, bool with_optimizer) {
   Hdf5Object layers = file.create_group("layers");
   std::vector<std::string> keys = keras3_layer_keys(model);
   for (size_t l = 0; l < keys.size(); ++l) {
@@ -309,7 +309,7 @@ void write_keras3_weights(const models::Sequential& model, const Hdf5Object& fil
 }
 
 /// Layers are matched by their keys, as Keras 3 does.
-void read_keras3_weights(models::Sequential& model, const StoredGroup& file, bool with_optimizer) {
+void read_keras3_weights(models::Model& model, const StoredGroup& file, bool with_optimizer) {
   const StoredGroup& layers = file.open_group("layers");
   std::vector<std::string> keys = keras3_layer_keys(model);
   for (size_t l = 0; l < keys.size(); ++l) {
@@ -354,13 +354,15 @@ struct ScratchFile {
   }
 };
 
-void save_keras_archive(const models::Sequential& model, const std::string& path) {
+void save_keras_archive(const models::Model& model, const std::string& path) {
   json config = model.to_config();
-  config["module"] = "keras";
-  config["registered_name"] = nullptr;
+  // Where Keras 3 finds the model's class, as it writes it.
+  const bool sequential = model.class_name() == "Sequential";
+  config["module"] = sequential ? "keras" : "keras.src.models.functional";
+  config["registered_name"] = sequential ? json(nullptr) : json("Functional");
   json input_shape = json::array({nullptr});
   for (int64_t dim : model.input_shape().dims()) input_shape.push_back(dim);
-  config["build_config"] = {{"input_shape", input_shape}};
+  config["build_config"] = {{"input_shape", sequential ? input_shape : json(nullptr)}};
   // Keras 3 finds classes by module; its .h5 loader does without.
   for (json& layer : config.at("config").at("layers")) {
     layer["module"] = "keras.layers";
@@ -392,12 +394,12 @@ void save_keras_archive(const models::Sequential& model, const std::string& path
   });
 }
 
-std::unique_ptr<models::Sequential> load_keras_archive(const std::string& path) {
+std::unique_ptr<models::Model> load_keras_archive(const std::string& path) {
   json config = parse_config(read_zip_entry(path, "config.json", uint64_t(1) << 26), path + ":config.json");
-  std::unique_ptr<models::Sequential> model;
+  std::unique_ptr<models::Model> model;
   bool with_optimizer = true;
   try {
-    model = models::Sequential::from_config(config);
+    model = models::from_config(config);
     if (config.contains("compile_config") && !config.at("compile_config").is_null()) {
       with_optimizer = compile_from(*model, config.at("compile_config"), path);
     }
@@ -426,7 +428,7 @@ std::unique_ptr<models::Sequential> load_keras_archive(const std::string& path) 
 
 }  // namespace
 
-std::unique_ptr<models::Sequential> load_model_json(const std::string& path) {
+std::unique_ptr<models::Model> load_model_json(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw Error(ErrorCode::not_found, "model JSON " + path + " does not exist");
   check_argument(std::filesystem::file_size(path) <= (uint64_t(1) << 26), path + " is too large for a model JSON");
   std::ifstream file(path);
@@ -434,7 +436,7 @@ std::unique_ptr<models::Sequential> load_model_json(const std::string& path) {
   text << file.rdbuf();
   json config = parse_config(text.str(), path);
   try {
-    return models::Sequential::from_config(config);
+    return models::from_config(config);
   } catch (const Error& error) {
     throw Error(error.code(), path + ": " + error.what());
   } catch (const json::exception& error) {
@@ -442,7 +444,7 @@ std::unique_ptr<models::Sequential> load_model_json(const std::string& path) {
   }
 }
 
-void save_weights(const models::Sequential& model, const std::string& path) {
+void save_weights(const models::Model& model, const std::string& path) {
   check_argument(format_of(path) == Format::weights, "save_weights writes .weights.h5 files, got '" + path + "'");
   replace_file_atomically(path, [&](const std::string& temporary) {
     Hdf5Object file = create_hdf5_file(temporary);
@@ -451,12 +453,12 @@ void save_weights(const models::Sequential& model, const std::string& path) {
   });
 }
 
-void load_weights(models::Sequential& model, const std::string& path) {
+void load_weights(models::Model& model, const std::string& path) {
   check_argument(format_of(path) == Format::weights, "load_weights reads .weights.h5 files, got '" + path + "'");
   read_keras3_weights(model, read_stored_file(path), false);
 }
 
-void save_model(const models::Sequential& model, const std::string& path,
+void save_model(const models::Model& model, const std::string& path,
                 const json& training_state) {
   check_argument(model.built(), "model '" + model.name() + "' is not built: nothing to save");
   Format format = format_of(path);
@@ -479,7 +481,7 @@ void save_model(const models::Sequential& model, const std::string& path,
   });
 }
 
-json restore_model(models::Sequential& model, const std::string& path) {
+json restore_model(models::Model& model, const std::string& path) {
   check_h5(path);
   check_argument(model.optimizer() != nullptr, "restoring " + path + " needs a compiled model");
   StoredGroup file = read_stored_file(path);
@@ -513,15 +515,15 @@ json restore_model(models::Sequential& model, const std::string& path) {
   return state;
 }
 
-std::unique_ptr<models::Sequential> load_model(const std::string& path) {
+std::unique_ptr<models::Model> load_model(const std::string& path) {
   Format format = format_of(path);
   check_argument(format != Format::weights, "'" + path + "' holds weights only: build the model, then load_weights");
   if (format == Format::keras) return load_keras_archive(path);
   StoredGroup file = read_stored_file(path);
   json config = parse_config(file.read_string_attribute("model_config"), path + "@model_config");
-  std::unique_ptr<models::Sequential> model;
+  std::unique_ptr<models::Model> model;
   try {
-    model = models::Sequential::from_config(config);
+    model = models::from_config(config);
   } catch (const Error& error) {
     throw Error(error.code(), path + ": " + error.what());
   } catch (const json::exception& error) {

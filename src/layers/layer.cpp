@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/random.h"
 
 namespace tenfold {
 
@@ -19,6 +20,26 @@ std::string unique_default_name(const std::string& base) {
 }
 
 }  // namespace
+
+void LayerStep::forward(const Tensor&, Tensor&, bool) {
+  throw Error(ErrorCode::internal, "this layer's step takes a list of inputs");
+}
+
+void LayerStep::backward(const Tensor&, const Tensor&, Tensor&, Tensor*, std::span<Tensor>, bool) {
+  throw Error(ErrorCode::internal, "this layer's step takes a list of inputs");
+}
+
+void LayerStep::forward(std::span<const Tensor> inputs, Tensor& output, bool training) {
+  if (inputs.size() != 1) throw Error(ErrorCode::internal, "a one-input step got several inputs");
+  forward(inputs[0], output, training);
+}
+
+void LayerStep::backward(std::span<const Tensor> inputs, const Tensor& output, Tensor& grad_output,
+                         std::span<Tensor* const> grad_inputs, std::span<Tensor> weight_gradients,
+                         bool grad_is_for_logits) {
+  if (inputs.size() != 1) throw Error(ErrorCode::internal, "a one-input step got several inputs");
+  backward(inputs[0], output, grad_output, grad_inputs[0], weight_gradients, grad_is_for_logits);
+}
 
 void reset_layer_names() {
   std::lock_guard<std::mutex> lock(name_mutex);
@@ -41,6 +62,51 @@ void Layer::build(const Shape& input_shape, Random& random) {
 }
 
 void Layer::build_weights(const Shape&, Random&) {}
+
+void Layer::build_for(const std::vector<Shape>& input_shapes, Random& random) {
+  if (!takes_input_list()) {
+    check_argument(input_shapes.size() == 1, "layer '" + name_ + "' (" + class_name() +
+                                                 ") takes one input, got " +
+                                                 std::to_string(input_shapes.size()));
+    build(input_shapes[0], random);
+    return;
+  }
+  output_shape_for(input_shapes);  // checks the shapes go together
+  input_shape_ = input_shapes.at(0);
+  built_ = true;
+}
+
+Shape Layer::output_shape_for(const std::vector<Shape>& input_shapes) const {
+  check_argument(input_shapes.size() == 1, "layer '" + name_ + "' (" + class_name() +
+                                               ") takes one input, got " +
+                                               std::to_string(input_shapes.size()));
+  return compute_output_shape(input_shapes[0]);
+}
+
+std::unique_ptr<LayerStep> Layer::compile_for(const std::vector<Shape>& input_shapes,
+                                              const CompileOptions& options) {
+  check_argument(input_shapes.size() == 1, "layer '" + name_ + "' (" + class_name() +
+                                               ") takes one input, got " +
+                                               std::to_string(input_shapes.size()));
+  return compile(input_shapes[0], options);
+}
+
+KerasTensor Layer::operator()(const KerasTensor& input) {
+  check_argument(!takes_input_list(), "layer '" + name_ + "' (" + class_name() +
+                                          ") must be called on a list of inputs, e.g. ({a, b})");
+  return (*this)(std::vector<KerasTensor>{input});
+}
+
+KerasTensor Layer::operator()(const std::vector<KerasTensor>& inputs) {
+  check_argument(!inputs.empty(), "layer '" + name_ + "' was called on no inputs");
+  std::shared_ptr<Layer> self = weak_from_this().lock();
+  check_argument(self != nullptr, "layer '" + name_ + "' must be owned by a shared_ptr "
+                                  "(std::make_shared) to be called on tensors");
+  std::vector<Shape> shapes;
+  for (const KerasTensor& input : inputs) shapes.push_back(input.shape().with_leading(1));
+  build_for(shapes, global_random());
+  return KerasTensor(self, inputs, output_shape_for(shapes).without_batch());
+}
 
 nlohmann::json Layer::get_config() const {
   return {{"name", name_}, {"trainable", true}, {"dtype", "float32"}};

@@ -11,6 +11,7 @@
 
 #include "core/random.h"
 #include "core/tensor.h"
+#include "graph/keras_tensor.h"
 #include "layers/initializers.h"
 #include "layers/variable.h"
 
@@ -26,20 +27,27 @@ struct CompileOptions {
   int replica = 0;
 };
 
-/// A layer compiled for one input shape (batch included). Replicas each compile their own,
-/// sharing the layer's weights.
+/// A layer compiled for fixed input shapes (batch included). Replicas each compile their own,
+/// sharing the layer's weights. A step implements either the one-input forms (most layers) or
+/// the several-input forms (merge layers); the model's graph calls the several-input forms,
+/// which pass a single input on to the one-input ones.
 class LayerStep {
  public:
   virtual ~LayerStep() = default;
   /// input -> output; `training` enables dropout and the like.
-  virtual void forward(const Tensor& input, Tensor& output, bool training) = 0;
+  virtual void forward(const Tensor& input, Tensor& output, bool training);
   /// From grad_output (which it may overwrite) computes grad_input (null when the input needs
   /// no gradient) and the weight gradients, in the order of Layer::weights(), overwritten.
   /// With `grad_is_for_logits`, grad_output is already the gradient of the softmax's input
   /// (see ends_in_softmax).
   virtual void backward(const Tensor& input, const Tensor& output, Tensor& grad_output,
                         Tensor* grad_input, std::span<Tensor> weight_gradients,
-                        bool grad_is_for_logits) = 0;
+                        bool grad_is_for_logits);
+  /// The same for several inputs; grad_inputs[k] is null when input k needs no gradient.
+  virtual void forward(std::span<const Tensor> inputs, Tensor& output, bool training);
+  virtual void backward(std::span<const Tensor> inputs, const Tensor& output, Tensor& grad_output,
+                        std::span<Tensor* const> grad_inputs, std::span<Tensor> weight_gradients,
+                        bool grad_is_for_logits);
   /// True when the output is a softmax of logits(): a crossentropy loss then works on the
   /// logits directly, the numerically stable path Keras takes.
   virtual bool ends_in_softmax() const { return false; }
@@ -48,7 +56,7 @@ class LayerStep {
   virtual bool is_reshape() const { return false; }
 };
 
-class Layer {
+class Layer : public std::enable_shared_from_this<Layer> {
  public:
   /// An empty name gets Keras' default: the snake_case class name, numbered from the second.
   Layer(const std::string& class_snake_name, const std::string& name);
@@ -73,6 +81,20 @@ class Layer {
                                              const CompileOptions& options) = 0;
   /// Keras config: name, trainable, dtype and the layer's own arguments.
   virtual nlohmann::json get_config() const;
+
+  /// True for layers called on a list of inputs (merge layers). The three functions below are
+  /// what a model's graph calls, with one shape per input; a one-input layer gets its one.
+  virtual bool takes_input_list() const { return false; }
+  void build_for(const std::vector<Shape>& input_shapes, Random& random);
+  virtual Shape output_shape_for(const std::vector<Shape>& input_shapes) const;
+  virtual std::unique_ptr<LayerStep> compile_for(const std::vector<Shape>& input_shapes,
+                                                 const CompileOptions& options);
+
+  /// Keras' functional API: calls the layer on symbolic tensors, building it for their shapes;
+  /// models::Functional(inputs, outputs) collects the calls. The layer must be owned by a
+  /// shared_ptr (std::make_shared).
+  KerasTensor operator()(const KerasTensor& input);
+  KerasTensor operator()(const std::vector<KerasTensor>& inputs);
 
   std::vector<Variable*> weights();
   std::vector<const Variable*> weights() const;

@@ -6,8 +6,11 @@
 #include "layers/dense.h"
 #include "layers/dropout.h"
 #include "layers/flatten.h"
+#include "layers/global_pooling.h"
 #include "layers/input.h"
+#include "layers/merge.h"
 #include "layers/pooling.h"
+#include "layers/reshape.h"
 #include "layers/strict_config.h"
 
 namespace tenfold::layers {
@@ -72,6 +75,22 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     require_channels_last(config);
     return std::make_shared<Flatten>(name);
   }
+  if (class_name == "GlobalAveragePooling2D" || class_name == "GlobalMaxPooling2D") {
+    require_channels_last(config);
+    bool keepdims = config.take("keepdims", false);
+    if (class_name == "GlobalMaxPooling2D") return std::make_shared<GlobalMaxPooling2D>(keepdims, name);
+    return std::make_shared<GlobalAveragePooling2D>(keepdims, name);
+  }
+  if (class_name == "Reshape") {
+    return std::make_shared<Reshape>(config.take_required<std::vector<int64_t>>("target_shape"), name);
+  }
+  if (class_name == "Add") return std::make_shared<Add>(name);
+  if (class_name == "Subtract") return std::make_shared<Subtract>(name);
+  if (class_name == "Multiply") return std::make_shared<Multiply>(name);
+  if (class_name == "Average") return std::make_shared<Average>(name);
+  if (class_name == "Maximum") return std::make_shared<Maximum>(name);
+  if (class_name == "Minimum") return std::make_shared<Minimum>(name);
+  if (class_name == "Concatenate") return std::make_shared<Concatenate>(config.take("axis", int64_t(-1)), name);
   if (class_name == "Activation") return std::make_shared<Activation>(config.take_activation(), name);
   if (class_name == "ReLU") {
     config.allow_only("max_value", {}, "ReLU is max(x, 0), with no upper bound");
@@ -103,8 +122,9 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   throw Error(ErrorCode::invalid_argument,
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
-                  "InputLayer, Conv2D, MaxPooling2D, AveragePooling2D, Flatten, Dense, "
-                  "Activation, ReLU, Softmax, Dropout");
+                  "InputLayer, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
+                  "GlobalMaxPooling2D, Flatten, Reshape, Dense, Activation, ReLU, Softmax, "
+                  "Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }
 
 }  // namespace

@@ -1,94 +1,190 @@
 #include "models/compiled_step.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "kernels/onednn/engine.h"
 #include "layers/fusion.h"
 
 namespace tenfold::models {
 
-CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input_shape,
-                           bool training, int worker, int replica) {
-  check_argument(!layers.empty(), "a model needs at least one layer before it can run");
-  // One step per layer, or per pair of layers that runs faster fused (layers/fusion.h).
-  std::vector<Shape> shapes = {input_shape};  // shapes[i]: input of step i
-  std::vector<std::vector<Layer*>> step_layers;
-  // A step's input needs a gradient only when some earlier step has weights: a Flatten
-  // first makes the first Dense's backward-data (a third of its work) pointless.
-  bool weights_before = false;
-  for (size_t i = 0; i < layers.size();) {
-    CompileOptions options{.need_input_gradient = training && weights_before,
-                           .worker = worker, .replica = replica};
-    kernels::onednn::CompilingLayer naming(layers[i]->name());
-    std::unique_ptr<LayerStep> fused =
-        i + 1 < layers.size()
-            ? compile_fused(*layers[i], *layers[i + 1], shapes.back(), options)
-            : nullptr;
-    size_t covered = fused ? 2 : 1;
-    steps_.push_back(fused ? std::move(fused) : layers[i]->compile(shapes.back(), options));
-    Shape shape = shapes.back();
-    for (size_t k = i; k < i + covered; ++k) {
-      shape = layers[k]->compute_output_shape(shape);
-      weights_before = weights_before || !layers[k]->weights().empty();
-    }
-    shapes.push_back(shape);
-    step_layers.emplace_back(layers.begin() + long(i), layers.begin() + long(i + covered));
-    std::string name;
-    for (Layer* layer : step_layers.back()) name += (name.empty() ? "" : "+") + layer->name();
-    step_names_.push_back(name);
-    if (!weights_before) first_backward_step_ = steps_.size();
-    i += covered;
-  }
-  const int count = static_cast<int>(steps_.size());
+namespace {
 
-  // Lifetimes. Step i's output lives from its forward until its own backward (or the next
-  // step's forward, without training); the gradient of that output from when the next
-  // step's backward (or the loss) writes it until step i's backward reads it. A reshape
-  // step's output (and its gradient) is a view of its input's, so they share one buffer.
-  std::vector<int> activation_id(size_t(count) + 1, -1), gradient_id(size_t(count) + 1, -1);
-  for (int i = 0; i < count; ++i) {
-    size_t out = size_t(i) + 1;
-    size_t bytes = size_t(shapes[out].num_elements()) * sizeof(float);
-    bool view_of_input = steps_[size_t(i)]->is_reshape();
-    // The model's output stays readable after the step, for metrics and predictions.
-    int first = i, last = i == count - 1 ? 2 * count + 1 : training ? 2 * count - i : i + 1;
-    activation_id[out] = view_of_input ? activation_id[out - 1] : plan_.add(bytes, first, last);
-    if (view_of_input && activation_id[out] >= 0) plan_.extend(activation_id[out], first, last);
-    if (!training) continue;
-    int written = i == count - 1 ? count : 2 * count - i - 1;
-    if (view_of_input && i > 0) {
-      gradient_id[out] = gradient_id[out - 1];
-      plan_.extend(gradient_id[out], written, 2 * count - i);
+/// A fused pair runs node `n` and node `n + 1` as one step: `n`'s output is read by `n + 1`
+/// alone and is not a model output.
+bool may_fuse(const graph::Graph& graph, const std::vector<std::vector<int>>& consumers, size_t n) {
+  const auto& nodes = graph.nodes();
+  if (n + 1 >= nodes.size() || nodes[n].inputs.size() != 1 || nodes[n + 1].inputs.size() != 1) return false;
+  const int tensor = nodes[n].output;
+  const auto& outputs = graph.outputs();
+  return consumers[size_t(tensor)] == std::vector<int>{int(n) + 1} &&
+         std::find(outputs.begin(), outputs.end(), tensor) == outputs.end();
+}
+
+}  // namespace
+
+CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool training, int worker,
+                           int replica)
+    : batch_(batch), training_(training), input_ids_(graph.inputs()) {
+  check_argument(!graph.nodes().empty(), "a model needs at least one layer before it can run");
+  check_argument(graph.outputs().size() == 1, "models with several outputs cannot be compiled yet");
+  output_id_ = graph.outputs()[0];
+  const size_t tensor_count = size_t(graph.num_tensors());
+  auto shape_of = [&](int tensor) { return graph.sample_shape(tensor).with_leading(batch); };
+  const std::vector<std::vector<int>> node_consumers = graph.consumers();
+
+  // Steps: one per node, or per pair of nodes that runs faster fused. A tensor depends on the
+  // weights when a step with weights lies on its way from the inputs: only those tensors need
+  // gradients.
+  std::vector<bool> depends(tensor_count, false);
+  for (size_t n = 0; n < graph.nodes().size();) {
+    const graph::Node& node = graph.nodes()[n];
+    bool input_depends = false;
+    for (int input : node.inputs) input_depends = input_depends || depends[size_t(input)];
+    CompileOptions options{.need_input_gradient = training && input_depends, .worker = worker,
+                           .replica = replica};
+    kernels::onednn::CompilingLayer naming(node.layer->name());
+    std::vector<Shape> input_shapes;
+    for (int input : node.inputs) input_shapes.push_back(shape_of(input));
+    Step step;
+    step.inputs = node.inputs;
+    if (may_fuse(graph, node_consumers, n)) {
+      step.kernel = compile_fused(*node.layer, *graph.nodes()[n + 1].layer, input_shapes[0], options);
+    }
+    const size_t covered = step.kernel ? 2 : 1;
+    if (!step.kernel) step.kernel = node.layer->compile_for(input_shapes, options);
+    bool has_weights = false;
+    for (size_t k = n; k < n + covered; ++k) {
+      step.layers.push_back(graph.nodes()[k].layer);
+      has_weights = has_weights || !graph.nodes()[k].layer->weights().empty();
+    }
+    step.output = graph.nodes()[n + covered - 1].output;
+    depends[size_t(step.output)] = input_depends || has_weights;
+    step.runs_backward = training && depends[size_t(step.output)];
+    steps_.push_back(std::move(step));
+    n += covered;
+  }
+  const int count = int(steps_.size());
+
+  // Who reads each tensor, in step indices.
+  std::vector<std::vector<int>> readers(tensor_count);
+  for (int s = 0; s < count; ++s) {
+    for (int input : steps_[size_t(s)].inputs) readers[size_t(input)].push_back(s);
+  }
+  std::vector<int> producer(tensor_count, -1);
+  for (int s = 0; s < count; ++s) producer[size_t(steps_[size_t(s)].output)] = s;
+  auto backward_at = [&](int s) { return 2 * count - s; };
+
+  // Activations. A reshape's output is a view of its input when nothing else reads that input.
+  std::vector<int> activation_id(tensor_count, -1);
+  std::vector<int> view_of(tensor_count, -1);
+  for (int s = 0; s < count; ++s) {
+    const Step& step = steps_[size_t(s)];
+    const size_t out = size_t(step.output);
+    int last = s;
+    for (int reader : readers[out]) {
+      last = std::max(last, steps_[size_t(reader)].runs_backward ? backward_at(reader) : reader);
+    }
+    if (step.runs_backward) last = std::max(last, backward_at(s));
+    if (int(out) == output_id_) last = 2 * count + 1;  // read after the step: metrics, predict
+    const bool view = step.kernel->is_reshape() && readers[size_t(step.inputs[0])].size() == 1;
+    if (view) {
+      view_of[out] = step.inputs[0];
+      activation_id[out] = activation_id[size_t(step.inputs[0])];
+      if (activation_id[out] >= 0) plan_.extend(activation_id[out], s, last);
     } else {
-      gradient_id[out] = plan_.add(bytes, written, 2 * count - i);
+      activation_id[out] = plan_.add(size_t(shape_of(int(out)).num_elements()) * sizeof(float), s, last);
+    }
+  }
+
+  // Gradients. Writers of a tensor's gradient, in time order: the loss (for the model's
+  // output), then the steps reading it, last step first.
+  std::vector<int> gradient_id(tensor_count, -1);
+  std::vector<std::vector<int>> scratch_ids(static_cast<size_t>(count));
+  if (training) {
+    for (int s = 0; s < count; ++s) {
+      const size_t out = size_t(steps_[size_t(s)].output);
+      if (!depends[out]) continue;
+      int first_write = int(out) == output_id_ ? count : 2 * count + 1;
+      for (int reader : readers[out]) {
+        if (steps_[size_t(reader)].runs_backward) first_write = std::min(first_write, backward_at(reader));
+      }
+      const int input = view_of[out];
+      if (input >= 0 && gradient_id[size_t(input)] >= 0) {
+        gradient_id[out] = gradient_id[size_t(input)];
+        plan_.extend(gradient_id[out], first_write, backward_at(s));
+      } else {
+        gradient_id[out] = plan_.add(size_t(shape_of(int(out)).num_elements()) * sizeof(float),
+                                     first_write, backward_at(s));
+      }
+    }
+    // Which writes accumulate: all but the first in time order.
+    std::vector<bool> written(tensor_count, false);
+    if (gradient_id[size_t(output_id_)] >= 0) written[size_t(output_id_)] = true;
+    for (int s = count - 1; s >= 0; --s) {
+      Step& step = steps_[size_t(s)];
+      step.accumulates.assign(step.inputs.size(), false);
+      if (!step.runs_backward) continue;
+      for (size_t k = 0; k < step.inputs.size(); ++k) {
+        const size_t input = size_t(step.inputs[k]);
+        if (gradient_id[input] < 0) continue;
+        if (written[input]) {
+          step.accumulates[k] = true;
+          scratch_ids[size_t(s)].push_back(
+              plan_.add(size_t(shape_of(int(input)).num_elements()) * sizeof(float), backward_at(s), backward_at(s)));
+        }
+        written[input] = true;
+      }
     }
   }
   plan_.finalize();
   arena_ = allocate_aligned(plan_.total_bytes());
-
   auto arena_view = [&](int id, const Shape& shape) {
     return Tensor::view(arena_.get() + plan_.offset(id), shape);
   };
-  input_ = Tensor(input_shape);
-  activations_.push_back(input_);
-  for (size_t out = 1; out <= size_t(count); ++out) {
-    activations_.push_back(activation_id[out] < 0 ? input_.reshaped(shapes[out])
-                                                  : arena_view(activation_id[out], shapes[out]));
+
+  tensors_.resize(tensor_count);
+  for (int input : input_ids_) tensors_[size_t(input)] = Tensor(shape_of(input));
+  for (const Step& step : steps_) {
+    const size_t out = size_t(step.output);
+    tensors_[out] = activation_id[out] >= 0 ? arena_view(activation_id[out], shape_of(int(out)))
+                                            : tensors_[size_t(view_of[out])].reshaped(shape_of(int(out)));
+  }
+  for (Step& step : steps_) {
+    for (int input : step.inputs) step.input_tensors.push_back(tensors_[size_t(input)]);
   }
   if (!training) return;
 
-  gradients_.resize(size_t(count) + 1);  // gradients_[0], the input's, is never needed
-  for (size_t out = 1; out <= size_t(count); ++out) {
-    gradients_[out] = arena_view(gradient_id[out], shapes[out]);
+  gradients_.resize(tensor_count);
+  for (size_t t = 0; t < tensor_count; ++t) {
+    if (gradient_id[t] >= 0) gradients_[t] = arena_view(gradient_id[t], shape_of(int(t)));
   }
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    size_t next_scratch = 0;
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      if (step.accumulates[k]) {
+        step.scratch.push_back(arena_view(scratch_ids[s][next_scratch++], shape_of(step.inputs[k])));
+      }
+    }
+    next_scratch = 0;
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      Tensor& gradient = gradients_[size_t(step.inputs[k])];
+      step.grad_targets.push_back(!step.runs_backward || gradient.empty() ? nullptr
+                                  : step.accumulates[k]                  ? &step.scratch[next_scratch++]
+                                                                         : &gradient);
+    }
+  }
+
   // All weight gradients in one buffer, each 64-byte aligned: replicas and workers sum them
   // as one flat array (one fused all-reduce).
   std::vector<Shape> gradient_shapes;
-  for (const auto& covered : step_layers) {
-    weight_gradients_begin_.push_back(gradient_shapes.size());
-    for (Layer* layer : covered) {
+  for (Step& step : steps_) {
+    step.weights_begin = gradient_shapes.size();
+    for (Layer* layer : step.layers) {
       for (Variable* weight : layer->weights()) gradient_shapes.push_back(weight->value().shape());
     }
-    weight_gradients_count_.push_back(gradient_shapes.size() - weight_gradients_begin_.back());
+    step.weights_count = gradient_shapes.size() - step.weights_begin;
   }
   constexpr int64_t alignment = 64 / sizeof(float);
   auto padded = [](int64_t n) { return (n + alignment - 1) / alignment * alignment; };
@@ -102,30 +198,61 @@ CompiledStep::CompiledStep(const std::vector<Layer*>& layers, const Shape& input
   }
 }
 
-void CompiledStep::forward(bool training) {
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    steps_[i]->forward(activations_[i], activations_[i + 1], training);
+std::vector<std::string> CompiledStep::step_names() const {
+  std::vector<std::string> names;
+  for (const Step& step : steps_) {
+    std::string name;
+    for (const Layer* layer : step.layers) name += (name.empty() ? "" : "+") + layer->name();
+    names.push_back(name);
   }
+  return names;
+}
+
+size_t CompiledStep::first_backward_step() const {
+  size_t s = 0;
+  while (s < steps_.size() && !steps_[s].runs_backward) ++s;
+  return s;
+}
+
+void CompiledStep::forward(bool training) {
+  for (Step& step : steps_) step.kernel->forward(step.input_tensors, tensors_[size_t(step.output)], training);
+}
+
+bool CompiledStep::output_is_logits() const {
+  // The softmax's input stands in for the output only when nothing else reads the output.
+  for (const Step& step : steps_) {
+    if (std::find(step.inputs.begin(), step.inputs.end(), output_id_) != step.inputs.end()) return false;
+  }
+  return steps_.back().output == output_id_ && steps_.back().kernel->ends_in_softmax();
 }
 
 double CompiledStep::compute_loss(const losses::Loss& loss, const Tensor& y_true,
                                   double mean_over, Tensor* gradient) const {
-  const LayerStep& last = *steps_.back();
-  bool from_logits = loss.fuses_softmax() && last.ends_in_softmax();
-  Tensor prediction = from_logits ? last.logits(activations_[steps_.size() - 1]) : output();
+  bool from_logits = loss.fuses_softmax() && output_is_logits();
+  const Step& last = steps_.back();
+  Tensor prediction =
+      from_logits ? last.kernel->logits(tensors_[size_t(last.inputs[0])]) : output();
   return loss.compute(prediction, y_true, from_logits, mean_over, gradient);
 }
 
 double CompiledStep::backward(const losses::Loss& loss, const Tensor& y_true, double mean_over) {
-  check_argument(!gradients_.empty(), "this step was compiled for inference, not training");
-  double loss_sum = compute_loss(loss, y_true, mean_over, &gradients_.back());
-  bool from_logits = loss.fuses_softmax() && steps_.back()->ends_in_softmax();
-  for (size_t i = steps_.size(); i-- > first_backward_step_;) {
-    Tensor* grad_input = i > first_backward_step_ ? &gradients_[i] : nullptr;
-    std::span<Tensor> weights(weight_gradients_.data() + weight_gradients_begin_[i],
-                              weight_gradients_count_[i]);
-    steps_[i]->backward(activations_[i], activations_[i + 1], gradients_[i + 1], grad_input,
-                        weights, from_logits && i + 1 == steps_.size());
+  check_argument(training_, "this step was compiled for inference, not training");
+  Tensor& output_gradient = gradients_[size_t(output_id_)];
+  double loss_sum = compute_loss(loss, y_true, mean_over, output_gradient.empty() ? nullptr : &output_gradient);
+  const bool from_logits = loss.fuses_softmax() && output_is_logits();
+  for (size_t s = steps_.size(); s-- > 0;) {
+    Step& step = steps_[s];
+    if (!step.runs_backward) continue;
+    std::span<Tensor> weights(weight_gradients_.data() + step.weights_begin, step.weights_count);
+    step.kernel->backward(step.input_tensors, tensors_[size_t(step.output)], gradients_[size_t(step.output)],
+                          step.grad_targets, weights, from_logits && step.output == output_id_);
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      if (!step.accumulates[k]) continue;
+      float* sum = gradients_[size_t(step.inputs[k])].data<float>();
+      const float* part = step.grad_targets[k]->data<float>();
+      const int64_t n = step.grad_targets[k]->num_elements();
+      for (int64_t i = 0; i < n; ++i) sum[i] += part[i];
+    }
   }
   return loss_sum;
 }

@@ -1,15 +1,20 @@
 #pragma once
-// A model's layers compiled for one fixed input shape, like an XLA program for one replica:
+// A model's graph compiled for one fixed batch size, like an XLA program for one replica:
 // every kernel created once, every activation and gradient placed in one arena planned by
 // lifetime (graph/memory_plan.h), so running a step allocates nothing.
 //
-// Each layer runs as one LayerStep, except pairs that run faster fused (layers/fusion.h).
-// Schedule (positions in the memory plan), for L steps:
-//   forward of step i at i, the loss at L, backward of step i at 2L - i.
+// Each node of the graph runs as one LayerStep, except pairs that run faster fused
+// (layers/fusion.h). Steps run in the graph's topological order. Schedule (positions in the
+// memory plan), for S steps: forward of step s at s, the loss at S, backward of step s at
+// 2S - s. A tensor lives from its producer's forward to the last read by a consumer (or by its
+// producer's backward); its gradient from its first write until its producer's backward. A
+// tensor read by several steps gets their gradients summed: the first writer writes it, each
+// later one writes a scratch buffer that is then added in.
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
 #include "graph/memory_plan.h"
 #include "layers/layer.h"
 #include "losses/loss.h"
@@ -18,16 +23,18 @@ namespace tenfold::models {
 
 class CompiledStep {
  public:
-  /// `layers` must be built. With `training`, backward buffers and weight gradients are
-  /// planned too. `worker` and `replica` say who runs it (they seed Dropout's masks).
-  CompiledStep(const std::vector<Layer*>& layers, const Shape& input_shape, bool training,
-               int worker = 0, int replica = 0);
+  /// The graph's layers must be built; it must have one output. With `training`, backward
+  /// buffers and weight gradients are planned too. `worker` and `replica` say who runs it
+  /// (they seed Dropout's masks).
+  CompiledStep(const graph::Graph& graph, int64_t batch, bool training, int worker = 0,
+               int replica = 0);
 
-  int64_t batch_size() const { return input_.shape()[0]; }
-  /// Fill with a batch before forward().
-  Tensor& input() { return input_; }
+  int64_t batch_size() const { return batch_; }
+  /// Fill the model's inputs (in the graph's order) with a batch before forward().
+  Tensor& input(size_t index = 0) { return tensors_.at(size_t(input_ids_.at(index))); }
+  size_t num_inputs() const { return input_ids_.size(); }
   /// The model's output after forward().
-  const Tensor& output() const { return activations_.back(); }
+  const Tensor& output() const { return tensors_.at(size_t(output_id_)); }
   void forward(bool training);
   /// After forward(): the loss summed over this batch (from the logits when the model ends in
   /// softmax and the loss can take them); with `gradient`, also d(sum / mean_over)/d output.
@@ -36,31 +43,45 @@ class CompiledStep {
   /// After forward(true): the loss summed over this batch; gradients of (that sum / mean_over)
   /// land in weight_gradients().
   double backward(const losses::Loss& loss, const Tensor& y_true, double mean_over);
-  /// One per weight of the layers, in order, in the weights' native layouts.
+  /// One per weight of the steps' layers, in step order, in the weights' native layouts.
   std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
   /// All of them as one flat array (with zero padding between them).
   Tensor& weight_gradient_buffer() { return weight_gradient_buffer_; }
   /// What each step runs: a layer's name, or the names of fused layers joined by '+'.
-  const std::vector<std::string>& step_names() const { return step_names_; }
-  /// Index of the first step with weights: backward stops there, and skips that step's input
-  /// gradient.
-  size_t first_backward_step() const { return first_backward_step_; }
+  std::vector<std::string> step_names() const;
+  /// Index of the first step that runs backward: the steps before it have no weights and no
+  /// weighted step before them, so they need no gradient.
+  size_t first_backward_step() const;
   /// Bytes of the activation and gradient arena, and what it would be without reuse.
   size_t arena_bytes() const { return plan_.total_bytes(); }
   size_t unshared_bytes() const { return plan_.unshared_bytes(); }
 
  private:
-  std::vector<std::unique_ptr<LayerStep>> steps_;
-  std::vector<std::string> step_names_;
-  // Backward runs from the last step down to this one, the first with weights: the steps
-  // before it have nothing to learn and need no gradient.
-  size_t first_backward_step_ = 0;
-  std::vector<size_t> weight_gradients_begin_, weight_gradients_count_;  // per step
+  struct Step {
+    std::unique_ptr<LayerStep> kernel;
+    std::vector<Layer*> layers;  // two when fused
+    std::vector<int> inputs;     // tensor ids
+    std::vector<Tensor> input_tensors;
+    int output;
+    bool runs_backward = false;
+    // Per input: where backward writes its gradient (null: none needed), and whether that is
+    // a scratch buffer to add into the input's gradient afterwards.
+    std::vector<Tensor*> grad_targets;
+    std::vector<bool> accumulates;
+    std::vector<Tensor> scratch;  // the scratch buffers, one per accumulating input
+    size_t weights_begin = 0, weights_count = 0;
+  };
+  bool output_is_logits() const;
+
+  int64_t batch_;
+  bool training_;
+  std::vector<Step> steps_;
+  std::vector<int> input_ids_;
+  int output_id_ = -1;
   MemoryPlan plan_;
   std::shared_ptr<std::byte> arena_;
-  Tensor input_;
-  std::vector<Tensor> activations_;  // activations_[i + 1] is step i's output; [0] the input
-  std::vector<Tensor> gradients_;    // gradients_[i] is the gradient of activations_[i]
+  std::vector<Tensor> tensors_;    // per tensor id: activations (model inputs own theirs)
+  std::vector<Tensor> gradients_;  // per tensor id; empty where no gradient is needed
   Tensor weight_gradient_buffer_;
   std::vector<Tensor> weight_gradients_;  // views into weight_gradient_buffer_
 };

@@ -7,13 +7,12 @@
 
 namespace tenfold::models {
 
-ReplicaMemory measure_replica_memory(const Sequential& model) {
+ReplicaMemory measure_replica_memory(const Model& model) {
   check_argument(model.built(), "build the model before measuring its memory");
-  std::vector<Layer*> layers = model.layers();
   auto bytes_at = [&](int64_t batch) {
     size_t before = allocated_bytes();
-    CompiledStep training(layers, model.input_shape().with_leading(batch), true);
-    CompiledStep evaluation(layers, model.input_shape().with_leading(batch), false);
+    CompiledStep training(model.graph(), batch, true);
+    CompiledStep evaluation(model.graph(), batch, false);
     return double(allocated_bytes() - before);
   };
   // Batches large enough that oneDNN picks the algorithms (and scratchpads) of real batches.
@@ -23,7 +22,7 @@ ReplicaMemory measure_replica_memory(const Sequential& model) {
   return {std::max(0.0, at_small - per_sample * double(small)), per_sample};
 }
 
-void check_training_memory(const Sequential& model, int64_t global_batch, size_t available_bytes,
+void check_training_memory(const Model& model, int64_t global_batch, size_t available_bytes,
                            const std::string& available_source) {
   const distribute::Strategy& strategy = model.strategy();
   const int64_t replicas = strategy.num_replicas_in_sync();

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/sequential.h"
+#include "models/model.h"
 
 namespace tenfold::models {
 
@@ -19,13 +19,13 @@ struct ReplicaMemory {
 /// Compiles the model's training and evaluation steps at two small batches and measures what
 /// they hold (activation arena, gradients, kernel scratchpads, the input); memory grows
 /// linearly in the batch, so two points give the line. The model must be built.
-ReplicaMemory measure_replica_memory(const Sequential& model);
+ReplicaMemory measure_replica_memory(const Model& model);
 
 /// Throws ErrorCode::resource_exhausted when training the compiled model with `global_batch`
 /// (split over its strategy's replicas, as fit does) needs more than `available_bytes`. The
 /// message names the need, what is available (`available_source` says where that figure comes
 /// from) and the largest per-replica and global batch that fit.
-void check_training_memory(const Sequential& model, int64_t global_batch, size_t available_bytes,
+void check_training_memory(const Model& model, int64_t global_batch, size_t available_bytes,
                            const std::string& available_source);
 
 /// "1.5 GiB", "312.0 MiB", "48.0 KiB", "12 bytes".

@@ -1,145 +1,33 @@
 #pragma once
-// keras.Sequential: a stack of layers with Keras' compile / fit / evaluate / predict.
-// Model structure lives here; the training loop lives in trainer.cpp.
-#include <map>
+// keras.Sequential: a stack of layers, each reading the one before.
 #include <memory>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "callbacks/callback.h"
-#include "data/dataset.h"
-#include "distribute/strategy.h"
-#include "layers/layer.h"
-#include "losses/loss.h"
-#include "metrics/metric.h"
-#include "models/compiled_step.h"
-#include "models/history.h"
-#include "optimizers/optimizer.h"
+#include "models/model.h"
 
 namespace tenfold::models {
 
-struct FitOptions {
-  int64_t batch_size = 32;
-  int epochs = 1;
-  int verbose = 1;
-  /// (x_val, y_val), evaluated at the end of each epoch, batched with batch_size.
-  std::optional<std::pair<Tensor, Tensor>> validation_data;
-  /// Or a dataset of (features, labels) batches, as Keras' validation_data=dataset.
-  std::optional<data::Dataset> validation_dataset;
-  /// Arrays only: reshuffle all samples every epoch (a Dataset brings its own shuffle).
-  bool shuffle = true;
-  /// Seeds the per-epoch shuffle of arrays.
-  uint64_t shuffle_seed = 0;
-  /// Called as training goes (keras.callbacks): checkpoints, backups, early stopping, ...
-  std::vector<std::shared_ptr<callbacks::Callback>> callbacks;
-  /// The epoch to start at (earlier ones count as done).
-  int initial_epoch = 0;
-};
-
-/// Where training is: the epoch, and the batch within it that runs next.
-struct TrainingPosition {
-  int epoch = 0;
-  int64_t batch = 0;
-};
-
-class Sequential {
+class Sequential : public Model {
  public:
-  explicit Sequential(std::vector<std::shared_ptr<Layer>> layers = {},
-                      const std::string& name = "");
+  explicit Sequential(std::vector<std::shared_ptr<Layer>> layers = {}, const std::string& name = "");
+  std::string class_name() const override { return "Sequential"; }
 
   /// Appends a layer; an InputLayer only declares the input shape (and builds the model).
   void add(std::shared_ptr<Layer> layer);
   /// Builds every layer for samples of `sample_shape` (no batch dimension).
   void build(const Shape& sample_shape);
-  bool built() const { return input_shape_.has_value(); }
 
-  /// Pairs the model with an optimizer, a loss and metric names (Keras' compile). The model
-  /// trains with the strategy of the scope it is compiled in (see distribute/strategy.h).
-  void compile(std::shared_ptr<optimizers::Optimizer> optimizer,
-               std::shared_ptr<losses::Loss> loss, std::vector<std::string> metrics = {});
-  void compile(const std::string& optimizer, const std::string& loss,
-               std::vector<std::string> metrics = {});
-
-  /// x [samples, ...] float32; y labels (int32 or float32). Trains, returns per-epoch logs.
-  History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
-  /// Trains on a dataset of (features, labels) batches, one pass per epoch. Warns once when
-  /// the step waits for input more than 10% of an epoch.
-  History fit(const data::Dataset& dataset, const FitOptions& options = {});
-  /// One optimizer step on the whole of (x, y); the loss and metrics of that batch.
-  std::map<std::string, double> train_on_batch(const Tensor& x, const Tensor& y);
-  /// {"loss": ..., "accuracy": ...} over all of x.
-  std::map<std::string, double> evaluate(const Tensor& x, const Tensor& y,
-                                         int64_t batch_size = 32, int verbose = 1);
-  std::map<std::string, double> evaluate(const data::Dataset& dataset, int verbose = 1);
-  /// The model's outputs for x, [samples, ...].
-  Tensor predict(const Tensor& x, int64_t batch_size = 32);
-
-  /// Keras' summary table.
-  std::string summary() const;
-  const std::string& name() const { return name_; }
-  std::vector<Layer*> layers() const;
-  std::vector<Variable*> weights() const;
-  int64_t count_params() const;
-  /// Sample shape of the input (no batch dimension); the model must be built.
-  const Shape& input_shape() const;
-  /// Output shape for a batch of `batch`.
-  Shape output_shape(int64_t batch) const;
-  /// {"class_name": "Sequential", "config": {...}} as Keras' model.get_config.
-  nlohmann::json to_config() const;
-  /// The inverse: a built model (not compiled) from Keras' Sequential config. Unknown layer
-  /// classes (Lambda included) are an error.
+  nlohmann::json to_config() const override;
+  /// A built model from Keras' Sequential config (Keras 3 or 2).
   static std::unique_ptr<Sequential> from_config(const nlohmann::json& config);
-  const std::vector<std::string>& metric_names() const { return metric_names_; }
-
-  /// Asks fit to stop after the current batch (Keras' model.stop_training = True).
-  void stop_training() { stop_training_ = true; }
-  bool stopping() const { return stop_training_; }
-  /// Where fit starts; a callback may move it in on_train_begin (to resume a run).
-  void set_start_position(TrainingPosition position) { start_position_ = position; }
-
-  optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
-  losses::Loss* loss() const { return loss_.get(); }
-
-  /// The step compiled for this batch size (cached; compiled on first use).
-  CompiledStep& compiled_step(int64_t batch, bool training) { return replica_step(0, batch, training); }
-  /// The same for one local replica of the strategy.
-  CompiledStep& replica_step(int replica, int64_t batch, bool training);
-  /// The strategy it was compiled with (the default one-device strategy before compile).
-  distribute::Strategy& strategy() const { return *strategy_; }
 
  private:
-  std::vector<std::unique_ptr<metrics::Metric>> make_metrics(const Tensor& y) const;
-  /// Throws, naming `action` and the fix, unless compile() was called.
-  void require_compiled(const std::string& action) const;
-  /// The batch (x, y) through the model, with an optimizer step when `training`, adding to
-  /// the running loss and metrics (made on first use). The batch is split over the strategy's
-  /// local replicas; in training, over every worker's replicas, with gradients and metrics
-  /// summed across workers.
-  void run_batch(const Tensor& x, const Tensor& y, bool training, metrics::Metric& loss_tracker,
-                 std::vector<std::unique_ptr<metrics::Metric>>& metrics);
-  /// Adds this worker's step results to the trackers, summed over all workers first; checks
-  /// that all workers ran the same global batch.
-  void add_global_results(const Tensor& y, double loss_sum, double count,
-                          metrics::Metric& loss_tracker,
-                          std::vector<std::unique_ptr<metrics::Metric>>& metrics,
-                          const std::vector<std::pair<double, double>>& metrics_before);
-  /// Warns once when a multi-replica strategy exists but this model was compiled outside it.
-  void warn_if_outside_scope();
+  /// The stack as a graph: input -> layer 1 -> ... -> layer n.
+  void rebuild_graph();
 
-  std::string name_;
-  std::vector<std::shared_ptr<Layer>> layers_;
-  std::optional<Shape> input_shape_;
-  std::shared_ptr<optimizers::Optimizer> optimizer_;
-  std::shared_ptr<losses::Loss> loss_;
-  std::vector<std::string> metric_names_;
-  std::shared_ptr<distribute::Strategy> strategy_;
-  bool warned_outside_scope_ = false;
-  bool stop_training_ = false;
-  TrainingPosition start_position_;
-  // Per local replica: its compiled steps by (batch, training).
-  std::vector<std::map<std::pair<int64_t, bool>, std::unique_ptr<CompiledStep>>> replica_steps_;
+  std::vector<std::shared_ptr<Layer>> stack_;
+  std::optional<Shape> sample_shape_;
 };
 
 }  // namespace tenfold::models

@@ -1,4 +1,4 @@
-// The training loop of Sequential: fit, evaluate, predict (Keras' Trainer). Arrays are fed
+// The training loop of every Model: fit, evaluate, predict (Keras' Trainer). Arrays are fed
 // through the same path as Datasets: from_tensor_slices, shuffle, batch.
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "models/progress_bar.h"
-#include "models/sequential.h"
+#include "models/model.h"
 
 namespace tenfold::models {
 
@@ -27,30 +27,43 @@ void copy_into(const Tensor& source, Tensor& destination) {
   std::memcpy(destination.raw_data(), source.raw_data(), source.num_bytes());
 }
 
-void check_inputs(const Sequential& model, const Tensor& x, const Tensor* y) {
-  check_argument(x.dtype() == DType::float32,
-                 std::string("inputs must be float32, got ") + dtype_name(x.dtype()) +
-                     "; scale images to [0, 1] floats first, as the recipe does");
-  check_argument(x.shape().rank() >= 1 && x.shape().without_batch() == model.input_shape(),
-                 "model '" + model.name() + "' expects inputs " +
-                     model.input_shape().with_leading(0).to_string(true) + ", got " +
-                     x.shape().to_string());
-  check_argument(x.shape()[0] > 0, "the input has no samples");
+void check_inputs(const Model& model, const Inputs& x, const Tensor* y) {
+  const graph::Graph& graph = model.graph();
+  check_argument(x.size() == graph.inputs().size(),
+                 "model '" + model.name() + "' has " + std::to_string(graph.inputs().size()) +
+                     " input(s), got " + std::to_string(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const Shape& expected = graph.sample_shape(graph.inputs()[i]);
+    const std::string which = x.size() > 1 ? " '" + graph.input_names()[i] + "'" : "";
+    check_argument(x[i].dtype() == DType::float32,
+                   "input" + which + " must be float32, got " + dtype_name(x[i].dtype()) +
+                       "; scale images to [0, 1] floats first, as the recipe does");
+    check_argument(x[i].shape().rank() >= 1 && x[i].shape().without_batch() == expected,
+                   "model '" + model.name() + "' expects input" + which + " " +
+                       expected.with_leading(0).to_string(true) + ", got " + x[i].shape().to_string());
+    check_argument(x[i].shape()[0] == x[0].shape()[0],
+                   "the inputs disagree: " + std::to_string(x[0].shape()[0]) + " and " +
+                       std::to_string(x[i].shape()[0]) + " samples");
+  }
+  check_argument(x[0].shape()[0] > 0, "the input has no samples");
   if (y) {
-    check_argument(y->shape().rank() >= 1 && y->shape()[0] == x.shape()[0],
-                   "inputs and labels disagree: " + std::to_string(x.shape()[0]) +
+    check_argument(y->shape().rank() >= 1 && y->shape()[0] == x[0].shape()[0],
+                   "inputs and labels disagree: " + std::to_string(x[0].shape()[0]) +
                        " samples but " +
                        std::to_string(y->shape().rank() ? y->shape()[0] : 0) + " labels");
   }
 }
 
-/// A dataset batch as (features, labels), checked against the model.
-std::pair<const Tensor&, const Tensor&> features_and_labels(const Sequential& model,
-                                                            const data::Element& batch) {
-  check_argument(batch.size() >= 2, "fit and evaluate need dataset elements (features, labels), "
-                                    "got " + std::to_string(batch.size()) + " component(s)");
-  check_inputs(model, batch[0], &batch[1]);
-  return {batch[0], batch[1]};
+/// A dataset batch as (inputs..., labels), checked against the model.
+std::pair<Inputs, const Tensor&> features_and_labels(const Model& model, const data::Element& batch) {
+  const size_t inputs = model.num_inputs();
+  check_argument(batch.size() == inputs + 1,
+                 "fit and evaluate need dataset elements (" +
+                     std::string(inputs == 1 ? "features" : std::to_string(inputs) + " inputs") +
+                     ", labels), got " + std::to_string(batch.size()) + " component(s)");
+  Inputs x(batch.begin(), batch.begin() + long(inputs));
+  check_inputs(model, x, &batch[inputs]);
+  return {std::move(x), batch[inputs]};
 }
 
 Logs collect_logs(const metrics::Metric& loss,
@@ -60,14 +73,21 @@ Logs collect_logs(const metrics::Metric& loss,
   return logs;
 }
 
-data::Dataset batched(const Tensor& x, const Tensor& y, int64_t batch_size) {
+/// The dataset of (inputs..., labels) samples.
+data::Dataset samples(const Inputs& x, const Tensor& y) {
+  std::vector<Tensor> components = x;
+  components.push_back(y);
+  return data::Dataset::from_tensor_slices(components);
+}
+
+data::Dataset batched(const Inputs& x, const Tensor& y, int64_t batch_size) {
   check_argument(batch_size > 0, "batch_size must be positive, got " + std::to_string(batch_size));
-  return data::Dataset::from_tensor_slices({x, y}).batch(batch_size);
+  return samples(x, y).batch(batch_size);
 }
 
 }  // namespace
 
-std::vector<std::unique_ptr<metrics::Metric>> Sequential::make_metrics(const Tensor& y) const {
+std::vector<std::unique_ptr<metrics::Metric>> Model::make_metrics(const Tensor& y) const {
   std::vector<std::unique_ptr<metrics::Metric>> result;
   for (const auto& name : metric_names_) {
     result.push_back(metrics::get(name, y.shape(), output_shape(y.shape()[0])));
@@ -75,7 +95,7 @@ std::vector<std::unique_ptr<metrics::Metric>> Sequential::make_metrics(const Ten
   return result;
 }
 
-void Sequential::require_compiled(const std::string& action) const {
+void Model::require_compiled(const std::string& action) const {
   check_argument(optimizer_ != nullptr, "model '" + name_ + "' must be compiled before " + action +
                                             ": call compile(optimizer, loss, metrics)");
 }
@@ -100,10 +120,10 @@ double batch_fingerprint(const Tensor& y) {
 
 }  // namespace
 
-void Sequential::run_batch(const Tensor& x, const Tensor& y, bool training,
+void Model::run_batch(const Inputs& x, const Tensor& y, bool training,
                            metrics::Metric& loss_tracker,
                            std::vector<std::unique_ptr<metrics::Metric>>& metrics) {
-  const int64_t global = x.shape()[0];
+  const int64_t global = x[0].shape()[0];
   loss_->validate_targets(y, output_shape(1));
   if (metrics.empty()) metrics = make_metrics(y);
   distribute::Strategy& strategy = *strategy_;
@@ -128,7 +148,7 @@ void Sequential::run_batch(const Tensor& x, const Tensor& y, bool training,
     }
     CompiledStep& step = replica_step(replica, end - begin, training);
     steps[size_t(replica)] = &step;
-    copy_into(x.slice_batch(begin, end), step.input());
+    for (size_t i = 0; i < x.size(); ++i) copy_into(x[i].slice_batch(begin, end), step.input(i));
     step.forward(training);
     Tensor y_rows = y.slice_batch(begin, end);
     // The loss of each replica is scaled by 1 / global batch: the sum over replicas and
@@ -180,7 +200,7 @@ void Sequential::run_batch(const Tensor& x, const Tensor& y, bool training,
   add_global_results(y, loss_sum, count, loss_tracker, metrics, metrics_before);
 }
 
-void Sequential::add_global_results(const Tensor& y, double loss_sum, double count,
+void Model::add_global_results(const Tensor& y, double loss_sum, double count,
                                     metrics::Metric& loss_tracker,
                                     std::vector<std::unique_ptr<metrics::Metric>>& metrics,
                                     const std::vector<std::pair<double, double>>& metrics_before) {
@@ -208,7 +228,7 @@ void Sequential::add_global_results(const Tensor& y, double loss_sum, double cou
   }
 }
 
-void Sequential::warn_if_outside_scope() {
+void Model::warn_if_outside_scope() {
   if (warned_outside_scope_ || strategy_->num_replicas_in_sync() > 1) return;
   auto live = distribute::live_multi_replica_strategy();
   if (!live) return;
@@ -220,7 +240,11 @@ void Sequential::warn_if_outside_scope() {
                name_.c_str(), live->num_replicas_in_sync());
 }
 
-std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const Tensor& y) {
+std::map<std::string, double> Model::train_on_batch(const Tensor& x, const Tensor& y) {
+  return train_on_batch(Inputs{x}, y);
+}
+
+std::map<std::string, double> Model::train_on_batch(const Inputs& x, const Tensor& y) {
   require_compiled("train_on_batch");
   check_inputs(*this, x, &y);
   metrics::Mean loss_tracker("loss");
@@ -230,19 +254,23 @@ std::map<std::string, double> Sequential::train_on_batch(const Tensor& x, const 
   return std::map<std::string, double>(logs.begin(), logs.end());
 }
 
-History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
+History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
+  return fit(Inputs{x}, y, options);
+}
+
+History Model::fit(const Inputs& x, const Tensor& y, const FitOptions& options) {
   require_compiled("fit");
   check_inputs(*this, x, &y);
   loss_->validate_targets(y, output_shape(1));
   // As Keras with arrays: the whole set reshuffled every epoch.
-  data::Dataset samples = data::Dataset::from_tensor_slices({x, y});
-  if (options.shuffle) samples = samples.shuffle(x.shape()[0], options.shuffle_seed);
+  data::Dataset dataset = samples(x, y);
+  if (options.shuffle) dataset = dataset.shuffle(x[0].shape()[0], options.shuffle_seed);
   check_argument(options.batch_size > 0,
                  "batch_size must be positive, got " + std::to_string(options.batch_size));
-  return fit(samples.batch(options.batch_size), options);
+  return fit(dataset.batch(options.batch_size), options);
 }
 
-History Sequential::fit(const data::Dataset& dataset, const FitOptions& options) {
+History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
   require_compiled("fit");
   check_argument(options.epochs >= 0, "epochs must be >= 0, got " + std::to_string(options.epochs));
   check_argument(dataset.cardinality() != data::INFINITE_CARDINALITY,
@@ -250,7 +278,7 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
                  "one, e.g. with take(steps)");
   std::optional<data::Dataset> validation = options.validation_dataset;
   if (!validation && options.validation_data) {
-    validation = batched(options.validation_data->first, options.validation_data->second,
+    validation = batched({options.validation_data->first}, options.validation_data->second,
                          options.batch_size);
   }
   warn_if_outside_scope();
@@ -322,15 +350,20 @@ History Sequential::fit(const data::Dataset& dataset, const FitOptions& options)
   return history;
 }
 
-std::map<std::string, double> Sequential::evaluate(const Tensor& x, const Tensor& y,
-                                                   int64_t batch_size, int verbose) {
+std::map<std::string, double> Model::evaluate(const Tensor& x, const Tensor& y,
+                                              int64_t batch_size, int verbose) {
+  return evaluate(Inputs{x}, y, batch_size, verbose);
+}
+
+std::map<std::string, double> Model::evaluate(const Inputs& x, const Tensor& y,
+                                              int64_t batch_size, int verbose) {
   require_compiled("evaluate");
   check_inputs(*this, x, &y);
   loss_->validate_targets(y, output_shape(1));
   return evaluate(batched(x, y, batch_size), verbose);
 }
 
-std::map<std::string, double> Sequential::evaluate(const data::Dataset& dataset, int verbose) {
+std::map<std::string, double> Model::evaluate(const data::Dataset& dataset, int verbose) {
   require_compiled("evaluate");
   metrics::Mean loss_tracker("loss");
   std::vector<std::unique_ptr<metrics::Metric>> metrics;
@@ -348,14 +381,17 @@ std::map<std::string, double> Sequential::evaluate(const data::Dataset& dataset,
   return std::map<std::string, double>(logs.begin(), logs.end());
 }
 
-Tensor Sequential::predict(const Tensor& x, int64_t batch_size) {
+Tensor Model::predict(const Tensor& x, int64_t batch_size) { return predict(Inputs{x}, batch_size); }
+
+Tensor Model::predict(const Inputs& x, int64_t batch_size) {
   check_inputs(*this, x, nullptr);
   check_argument(batch_size > 0, "batch_size must be positive, got " + std::to_string(batch_size));
-  Tensor predictions(output_shape(x.shape()[0]));
-  for (int64_t begin = 0; begin < x.shape()[0]; begin += batch_size) {
-    int64_t end = std::min(begin + batch_size, x.shape()[0]);
+  const int64_t count = x[0].shape()[0];
+  Tensor predictions(output_shape(count));
+  for (int64_t begin = 0; begin < count; begin += batch_size) {
+    int64_t end = std::min(begin + batch_size, count);
     CompiledStep& step = compiled_step(end - begin, false);
-    copy_into(x.slice_batch(begin, end), step.input());
+    for (size_t i = 0; i < x.size(); ++i) copy_into(x[i].slice_batch(begin, end), step.input(i));
     step.forward(false);
     Tensor rows = predictions.slice_batch(begin, end);
     copy_into(step.output(), rows);

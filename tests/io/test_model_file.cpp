@@ -317,10 +317,14 @@ TEST(KerasH5BadFiles, UnknownAndLambdaLayersAreRefused) {
                          {"class_name": "Lambda", "config": {"name": "l", "function": "evil"}}]}})");
   std::string message = lambda.load_error();
   EXPECT_NE(message.find("Lambda"), std::string::npos) << message;
+  EditableFile subclassed("subclassed.h5");
+  subclassed.set_config("model_config", R"({"class_name": "MyModel", "config": {}})");
+  message = subclassed.load_error();
+  EXPECT_NE(message.find("model class 'MyModel' is not supported"), std::string::npos) << message;
   EditableFile functional("functional.h5");
   functional.set_config("model_config", R"({"class_name": "Functional", "config": {}})");
   message = functional.load_error();
-  EXPECT_NE(message.find("only Sequential models are supported"), std::string::npos) << message;
+  EXPECT_NE(message.find("Functional model config has no list of layers"), std::string::npos) << message;
 }
 
 TEST(KerasH5BadFiles, DeepOrMalformedConfigsAreRefused) {

@@ -23,8 +23,10 @@ std::string weight_file(const std::string& fixture, const std::string& stage, co
   return fixture_path("keras/" + fixture + "/" + stage + "/" + layer.name() + "." + weight.name() + ".npy");
 }
 
-/// Trains `model` from the fixture's initial weights for 3 Adam steps and compares with Keras.
-void check_three_adam_steps(models::Sequential& model, const std::string& fixture) {
+/// Trains `model` from the fixture's initial weights for 3 Adam steps on the parity batch (and
+/// the fixture's `extra_inputs`, after the images) and compares with Keras.
+void check_three_adam_steps(models::Model& model, const std::string& fixture,
+                            const std::vector<std::string>& extra_inputs = {}) {
   model.compile(std::make_shared<optimizers::Adam>(),
                 std::make_shared<losses::SparseCategoricalCrossentropy>(), {"accuracy"});
   for (Layer* layer : model.layers()) {
@@ -34,12 +36,16 @@ void check_three_adam_steps(models::Sequential& model, const std::string& fixtur
   }
   Tensor x = read_npy(fixture_path("keras/parity/x.npy"));
   Tensor y = read_npy(fixture_path("keras/parity/y.npy"));
+  models::Inputs inputs = {x};
+  for (const std::string& name : extra_inputs) {
+    inputs.push_back(read_npy(fixture_path("keras/" + fixture + "/" + name + ".npy")));
+  }
   models::FitOptions options;
   options.batch_size = x.shape()[0];
   options.epochs = 3;
   options.shuffle = false;
   options.verbose = 0;
-  models::History history = model.fit(x, y, options);
+  models::History history = model.fit(inputs, y, options);
 
   std::vector<double> keras_losses =
       testing::read_npy_doubles(fixture_path("keras/" + fixture + "/losses.npy"));
@@ -65,6 +71,21 @@ TEST(KerasParity, ThreeAdamStepsOfTheRecipeModel) {
 TEST(KerasParity, ThreeAdamStepsOfAConvolutionStack) {
   check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_conv_stack/model.json")),
                          "parity_conv_stack");
+}
+
+TEST(KerasParity, ThreeAdamStepsOfAResidualModel) {
+  check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_residual/model.json")),
+                         "parity_residual");
+}
+
+TEST(KerasParity, ThreeAdamStepsOfTwoConcatenatedBranches) {
+  check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_concat/model.json")),
+                         "parity_concat");
+}
+
+TEST(KerasParity, ThreeAdamStepsOfAModelWithTwoInputs) {
+  check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_two_inputs/model.json")),
+                         "parity_two_inputs", {"meta"});
 }
 
 }  // namespace

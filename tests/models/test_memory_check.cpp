@@ -21,8 +21,8 @@ TEST(MemoryCheck, MeasuredLinePredictsALargeBatch) {
   EXPECT_GT(replica.bytes_per_sample, 26 * 26 * 32 * 4);  // at least the Conv2D's output
   for (int64_t batch : {300, 1000}) {
     size_t before = allocated_bytes();
-    models::CompiledStep training(model->layers(), model->input_shape().with_leading(batch), true);
-    models::CompiledStep evaluation(model->layers(), model->input_shape().with_leading(batch), false);
+    models::CompiledStep training(model->graph(), batch, true);
+    models::CompiledStep evaluation(model->graph(), batch, false);
     double actual = double(allocated_bytes() - before);
     EXPECT_NEAR(replica.bytes(batch), actual, 0.02 * actual) << "batch " << batch;
   }

@@ -186,7 +186,7 @@ TEST(Sequential, ClearErrors) {
   EXPECT_NE(message([&] { model->fit(x, y); }).find("must be compiled before fit"), std::string::npos);
   model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   Tensor wrong = random_tensor({4, 28, 28}, 1);
-  EXPECT_NE(message([&] { model->fit(wrong, y); }).find("expects inputs (None, 28, 28, 1)"), std::string::npos);
+  EXPECT_NE(message([&] { model->fit(wrong, y); }).find("expects input (None, 28, 28, 1)"), std::string::npos);
   EXPECT_NE(message([&] { model->fit(x, random_labels(3, 10, 1)); }).find("4 samples but 3 labels"), std::string::npos);
   EXPECT_NE(message([&] { model->compile("adamw", "mse"); }).find("optimizer 'adamw' is not supported"), std::string::npos);
   models::FitOptions zero_batch;

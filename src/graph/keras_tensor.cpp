@@ -1,0 +1,14 @@
+#include "graph/keras_tensor.h"
+
+#include "layers/input.h"
+
+namespace tenfold {
+
+KerasTensor::KerasTensor(std::shared_ptr<Layer> layer, std::vector<KerasTensor> inputs,
+                         Shape sample_shape)
+    : call_(std::make_shared<const Call>(Call{std::move(layer), std::move(inputs), std::move(sample_shape)})) {}
+
+KerasTensor::KerasTensor(const std::shared_ptr<layers::InputLayer>& input)
+    : KerasTensor(input, {}, input->sample_shape()) {}
+
+}  // namespace tenfold

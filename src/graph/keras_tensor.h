@@ -1,0 +1,42 @@
+#pragma once
+// A symbolic tensor of Keras' functional API: what calling a layer on tensors returns. It
+// records the call that made it (the layer and the tensors it was called on);
+// models::Functional walks these records back from the outputs to build the model's graph.
+#include <memory>
+#include <vector>
+
+#include "core/shape.h"
+
+namespace tenfold {
+
+class Layer;
+namespace layers {
+class InputLayer;
+}
+
+class KerasTensor {
+ public:
+  /// The output of `layer` called on `inputs`, with samples of `sample_shape`.
+  KerasTensor(std::shared_ptr<Layer> layer, std::vector<KerasTensor> inputs, Shape sample_shape);
+  /// A model input: keras.Input(shape) (layers::Input) is one.
+  KerasTensor(const std::shared_ptr<layers::InputLayer>& input);  // NOLINT: implicit, as in Keras
+
+  /// Shape of one sample (no batch dimension).
+  const Shape& shape() const { return call_->sample_shape; }
+  const std::shared_ptr<Layer>& layer() const { return call_->layer; }
+  /// The tensors the layer was called on; none for a model input.
+  const std::vector<KerasTensor>& inputs() const { return call_->inputs; }
+  bool is_input() const { return call_->inputs.empty(); }
+  /// The same for copies of one tensor, different for different tensors.
+  const void* identity() const { return call_.get(); }
+
+ private:
+  struct Call {
+    std::shared_ptr<Layer> layer;
+    std::vector<KerasTensor> inputs;
+    Shape sample_shape;
+  };
+  std::shared_ptr<const Call> call_;
+};
+
+}  // namespace tenfold

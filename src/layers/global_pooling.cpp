@@ -1,0 +1,104 @@
+#include "layers/global_pooling.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+
+namespace tenfold::layers {
+
+namespace {
+
+/// Loops over [batch, positions, channels], vectorized over channels.
+class GlobalPoolingStep : public LayerStep {
+ public:
+  GlobalPoolingStep(bool max, const Shape& input_shape)
+      : max_(max), batch_(input_shape[0]), positions_(input_shape[1] * input_shape[2]),
+        channels_(input_shape[3]) {}
+
+  void forward(const Tensor& input, Tensor& output, bool) override {
+    for (int64_t n = 0; n < batch_; ++n) {
+      const float* in = input.data<float>() + n * positions_ * channels_;
+      float* out = output.data<float>() + n * channels_;
+      std::fill(out, out + channels_, max_ ? -std::numeric_limits<float>::infinity() : 0.0f);
+      for (int64_t p = 0; p < positions_; ++p) {
+        const float* row = in + p * channels_;
+        if (max_) {
+          for (int64_t c = 0; c < channels_; ++c) out[c] = std::max(out[c], row[c]);
+        } else {
+          for (int64_t c = 0; c < channels_; ++c) out[c] += row[c];
+        }
+      }
+      if (!max_) {
+        const float scale = 1.0f / float(positions_);
+        for (int64_t c = 0; c < channels_; ++c) out[c] *= scale;
+      }
+    }
+  }
+
+  void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor* grad_input,
+                std::span<Tensor>, bool) override {
+    if (grad_input == nullptr) return;
+    std::vector<uint8_t> taken(static_cast<size_t>(channels_));
+    for (int64_t n = 0; n < batch_; ++n) {
+      const float* g = grad_output.data<float>() + n * channels_;
+      const float* in = input.data<float>() + n * positions_ * channels_;
+      const float* out = output.data<float>() + n * channels_;
+      float* dx = grad_input->data<float>() + n * positions_ * channels_;
+      if (!max_) {
+        const float scale = 1.0f / float(positions_);
+        for (int64_t p = 0; p < positions_; ++p) {
+          for (int64_t c = 0; c < channels_; ++c) dx[p * channels_ + c] = g[c] * scale;
+        }
+        continue;
+      }
+      // The gradient goes to the first position holding the maximum, as TensorFlow's
+      // reduce_max gradient would split it only on exact ties.
+      std::fill(taken.begin(), taken.end(), 0);
+      for (int64_t p = 0; p < positions_; ++p) {
+        for (int64_t c = 0; c < channels_; ++c) {
+          const bool here = !taken[size_t(c)] && in[p * channels_ + c] == out[c];
+          dx[p * channels_ + c] = here ? g[c] : 0.0f;
+          taken[size_t(c)] |= uint8_t(here);
+        }
+      }
+    }
+  }
+
+ private:
+  bool max_;
+  int64_t batch_, positions_, channels_;
+};
+
+}  // namespace
+
+GlobalPooling2D::GlobalPooling2D(bool max, bool keepdims, const std::string& name)
+    : Layer(max ? "global_max_pooling2d" : "global_average_pooling2d", name),
+      max_(max), keepdims_(keepdims) {}
+
+std::string GlobalPooling2D::class_name() const {
+  return max_ ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D";
+}
+
+Shape GlobalPooling2D::compute_output_shape(const Shape& input_shape) const {
+  check_argument(input_shape.rank() == 4, class_name() + " '" + name() +
+                                              "' needs inputs [batch, height, width, channels], got " +
+                                              input_shape.to_string(true));
+  if (keepdims_) return {input_shape[0], 1, 1, input_shape[3]};
+  return {input_shape[0], input_shape[3]};
+}
+
+std::unique_ptr<LayerStep> GlobalPooling2D::compile(const Shape& input_shape, const CompileOptions&) {
+  compute_output_shape(input_shape);
+  return std::make_unique<GlobalPoolingStep>(max_, input_shape);
+}
+
+nlohmann::json GlobalPooling2D::get_config() const {
+  nlohmann::json config = Layer::get_config();
+  config["data_format"] = "channels_last";
+  config["keepdims"] = keepdims_;
+  return config;
+}
+
+}  // namespace tenfold::layers

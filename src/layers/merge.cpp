@@ -1,0 +1,233 @@
+#include "layers/merge.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace tenfold::layers {
+
+namespace {
+
+const char* op_class_name(ElementwiseOp op) {
+  switch (op) {
+    case ElementwiseOp::add: return "Add";
+    case ElementwiseOp::subtract: return "Subtract";
+    case ElementwiseOp::multiply: return "Multiply";
+    case ElementwiseOp::average: return "Average";
+    case ElementwiseOp::maximum: return "Maximum";
+    case ElementwiseOp::minimum: return "Minimum";
+  }
+  return "?";
+}
+
+const char* op_snake_name(ElementwiseOp op) {
+  switch (op) {
+    case ElementwiseOp::add: return "add";
+    case ElementwiseOp::subtract: return "subtract";
+    case ElementwiseOp::multiply: return "multiply";
+    case ElementwiseOp::average: return "average";
+    case ElementwiseOp::maximum: return "maximum";
+    case ElementwiseOp::minimum: return "minimum";
+  }
+  return "?";
+}
+
+std::string shape_list(const std::vector<Shape>& shapes) {
+  std::string text;
+  for (const Shape& shape : shapes) text += (text.empty() ? "" : ", ") + shape.to_string(true);
+  return text;
+}
+
+class ElementwiseStep : public LayerStep {
+ public:
+  explicit ElementwiseStep(ElementwiseOp op) : op_(op) {}
+
+  void forward(std::span<const Tensor> inputs, Tensor& output, bool) override {
+    const int64_t n = output.num_elements();
+    float* out = output.data<float>();
+    std::memcpy(out, inputs[0].data<float>(), size_t(n) * sizeof(float));
+    for (size_t k = 1; k < inputs.size(); ++k) {
+      const float* in = inputs[k].data<float>();
+      switch (op_) {
+        case ElementwiseOp::add:
+        case ElementwiseOp::average: for (int64_t i = 0; i < n; ++i) out[i] += in[i]; break;
+        case ElementwiseOp::subtract: for (int64_t i = 0; i < n; ++i) out[i] -= in[i]; break;
+        case ElementwiseOp::multiply: for (int64_t i = 0; i < n; ++i) out[i] *= in[i]; break;
+        case ElementwiseOp::maximum: for (int64_t i = 0; i < n; ++i) out[i] = std::max(out[i], in[i]); break;
+        case ElementwiseOp::minimum: for (int64_t i = 0; i < n; ++i) out[i] = std::min(out[i], in[i]); break;
+      }
+    }
+    if (op_ == ElementwiseOp::average) {
+      const float scale = 1.0f / float(inputs.size());
+      for (int64_t i = 0; i < n; ++i) out[i] *= scale;
+    }
+  }
+
+  void backward(std::span<const Tensor> inputs, const Tensor& output, Tensor& grad_output,
+                std::span<Tensor* const> grad_inputs, std::span<Tensor>, bool) override {
+    const int64_t n = output.num_elements();
+    const float* g = grad_output.data<float>();
+    const float* out = output.data<float>();
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (grad_inputs[k] == nullptr) continue;
+      float* dx = grad_inputs[k]->data<float>();
+      switch (op_) {
+        case ElementwiseOp::add: std::memcpy(dx, g, size_t(n) * sizeof(float)); break;
+        case ElementwiseOp::subtract: {
+          const float sign = k == 0 ? 1.0f : -1.0f;
+          for (int64_t i = 0; i < n; ++i) dx[i] = sign * g[i];
+          break;
+        }
+        case ElementwiseOp::average: {
+          const float scale = 1.0f / float(inputs.size());
+          for (int64_t i = 0; i < n; ++i) dx[i] = scale * g[i];
+          break;
+        }
+        case ElementwiseOp::multiply: {
+          std::memcpy(dx, g, size_t(n) * sizeof(float));
+          for (size_t j = 0; j < inputs.size(); ++j) {
+            if (j == k) continue;
+            const float* other = inputs[j].data<float>();
+            for (int64_t i = 0; i < n; ++i) dx[i] *= other[i];
+          }
+          break;
+        }
+        case ElementwiseOp::maximum:
+        case ElementwiseOp::minimum:
+          // The gradient goes to the first input that holds the extreme, as Keras' chain of
+          // pairwise maximum(x, y) gives it (ties to x).
+          for (int64_t i = 0; i < n; ++i) {
+            size_t first = 0;
+            while (inputs[first].data<float>()[i] != out[i]) ++first;
+            dx[i] = first == k ? g[i] : 0.0f;
+          }
+          break;
+      }
+    }
+  }
+
+ private:
+  ElementwiseOp op_;
+};
+
+/// Inputs [outer, size_k, inner] joined into [outer, sum of size_k, inner].
+class ConcatenateStep : public LayerStep {
+ public:
+  ConcatenateStep(int64_t outer, std::vector<int64_t> blocks) : outer_(outer), blocks_(std::move(blocks)) {}
+
+  void forward(std::span<const Tensor> inputs, Tensor& output, bool) override {
+    float* out = output.data<float>();
+    const int64_t row = output.num_elements() / outer_;
+    int64_t offset = 0;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const float* in = inputs[k].data<float>();
+      for (int64_t o = 0; o < outer_; ++o) {
+        std::memcpy(out + o * row + offset, in + o * blocks_[k], size_t(blocks_[k]) * sizeof(float));
+      }
+      offset += blocks_[k];
+    }
+  }
+
+  void backward(std::span<const Tensor>, const Tensor& output, Tensor& grad_output,
+                std::span<Tensor* const> grad_inputs, std::span<Tensor>, bool) override {
+    const float* g = grad_output.data<float>();
+    const int64_t row = output.num_elements() / outer_;
+    int64_t offset = 0;
+    for (size_t k = 0; k < grad_inputs.size(); ++k) {
+      if (grad_inputs[k] != nullptr) {
+        float* dx = grad_inputs[k]->data<float>();
+        for (int64_t o = 0; o < outer_; ++o) {
+          std::memcpy(dx + o * blocks_[k], g + o * row + offset, size_t(blocks_[k]) * sizeof(float));
+        }
+      }
+      offset += blocks_[k];
+    }
+  }
+
+ private:
+  int64_t outer_;
+  std::vector<int64_t> blocks_;  // per input: its elements per outer index
+};
+
+}  // namespace
+
+Shape Merge::compute_output_shape(const Shape&) const {
+  throw Error(ErrorCode::invalid_argument, describe() + " must be called on a list of inputs");
+}
+
+std::unique_ptr<LayerStep> Merge::compile(const Shape& input_shape, const CompileOptions&) {
+  return compile_for({input_shape}, {});
+}
+
+std::string Merge::describe() const { return "layer '" + name() + "' (" + class_name() + ")"; }
+
+Elementwise::Elementwise(ElementwiseOp op, const std::string& name)
+    : Merge(op_snake_name(op), name), op_(op) {}
+
+std::string Elementwise::class_name() const { return op_class_name(op_); }
+
+Shape Elementwise::output_shape_for(const std::vector<Shape>& input_shapes) const {
+  check_argument(op_ != ElementwiseOp::subtract || input_shapes.size() == 2,
+                 describe() + " takes exactly 2 inputs, got " + std::to_string(input_shapes.size()));
+  check_argument(!input_shapes.empty(), describe() + " was called on no inputs");
+  for (const Shape& shape : input_shapes) {
+    check_argument(shape.without_batch() == input_shapes[0].without_batch(),
+                   describe() + " needs inputs of one shape, got " + shape_list(input_shapes) +
+                       " (Tenfold does not broadcast merge inputs): make them equal, e.g. "
+                       "with a 1x1 Conv2D or a Dense on the smaller one");
+  }
+  return input_shapes[0];
+}
+
+std::unique_ptr<LayerStep> Elementwise::compile_for(const std::vector<Shape>& input_shapes,
+                                                    const CompileOptions&) {
+  output_shape_for(input_shapes);
+  return std::make_unique<ElementwiseStep>(op_);
+}
+
+Concatenate::Concatenate(int64_t axis, const std::string& name)
+    : Merge("concatenate", name), axis_(axis) {}
+
+int64_t Concatenate::resolved_axis(int64_t rank) const {
+  const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+  check_argument(axis >= 1 && axis < rank, describe() + ": axis " + std::to_string(axis_) +
+                                               " is not a sample axis of inputs of rank " +
+                                               std::to_string(rank));
+  return axis;
+}
+
+Shape Concatenate::output_shape_for(const std::vector<Shape>& input_shapes) const {
+  check_argument(!input_shapes.empty(), describe() + " was called on no inputs");
+  const int64_t rank = input_shapes[0].rank();
+  const int64_t axis = resolved_axis(rank);
+  Shape output = input_shapes[0];
+  output[axis] = 0;
+  for (const Shape& shape : input_shapes) {
+    bool agree = shape.rank() == rank;
+    for (int64_t d = 1; agree && d < rank; ++d) agree = d == axis || shape[d] == output[d];
+    check_argument(agree, describe() + " needs inputs that agree on every axis but axis " +
+                              std::to_string(axis_) + ", got " + shape_list(input_shapes));
+    output[axis] += shape[axis];
+  }
+  return output;
+}
+
+std::unique_ptr<LayerStep> Concatenate::compile_for(const std::vector<Shape>& input_shapes,
+                                                    const CompileOptions&) {
+  const Shape output = output_shape_for(input_shapes);
+  const int64_t axis = resolved_axis(output.rank());
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= output[d];
+  std::vector<int64_t> blocks;
+  for (const Shape& shape : input_shapes) blocks.push_back(shape.num_elements() / outer);
+  return std::make_unique<ConcatenateStep>(outer, std::move(blocks));
+}
+
+nlohmann::json Concatenate::get_config() const {
+  nlohmann::json config = Layer::get_config();
+  config["axis"] = axis_;
+  return config;
+}
+
+}  // namespace tenfold::layers

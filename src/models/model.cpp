@@ -1,0 +1,177 @@
+#include "models/model.h"
+
+#include <cstdio>
+#include <map>
+
+#include "core/error.h"
+#include "core/random.h"
+
+namespace tenfold::models {
+
+namespace {
+
+std::string default_model_name(const std::string& base) {
+  static std::map<std::string, int> counts;
+  int count = counts[base]++;
+  return count == 0 ? base : base + "_" + std::to_string(count);
+}
+
+std::string with_thousands(int64_t value) {
+  std::string digits = std::to_string(value), text;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+    text += digits[i];
+  }
+  return text;
+}
+
+}  // namespace
+
+Model::Model(const std::string& name, const std::string& default_base)
+    : name_(name.empty() ? default_model_name(default_base) : name),
+      strategy_(distribute::current_strategy()),
+      replica_steps_(1) {}
+
+void Model::set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> layers) {
+  graph_ = std::move(graph);
+  layers_ = std::move(layers);
+  for (auto& steps : replica_steps_) steps.clear();
+}
+
+void Model::compile(std::shared_ptr<optimizers::Optimizer> optimizer,
+                    std::shared_ptr<losses::Loss> loss, std::vector<std::string> metrics) {
+  check_argument(optimizer && loss, "compile needs an optimizer and a loss");
+  check_argument(built(), "model '" + name_ + "' is not built: start it with "
+                          "layers::Input(shape) or call build(sample_shape) before compile");
+  optimizer_ = std::move(optimizer);
+  loss_ = std::move(loss);
+  metric_names_ = std::move(metrics);
+  optimizer_->build(weights());
+  strategy_ = distribute::current_strategy();
+  replica_steps_.clear();
+  replica_steps_.resize(size_t(strategy_->num_local_replicas()));
+}
+
+void Model::compile(const std::string& optimizer, const std::string& loss,
+                    std::vector<std::string> metrics) {
+  compile(optimizers::get(optimizer), losses::get(loss), std::move(metrics));
+}
+
+std::vector<Layer*> Model::layers() const {
+  std::vector<Layer*> result;
+  for (const auto& layer : layers_) result.push_back(layer.get());
+  return result;
+}
+
+std::vector<Variable*> Model::weights() const {
+  std::vector<Variable*> result;
+  for (const auto& layer : layers_) {
+    for (Variable* weight : layer->weights()) result.push_back(weight);
+  }
+  return result;
+}
+
+int64_t Model::count_params() const {
+  int64_t count = 0;
+  for (const auto& layer : layers_) count += layer->count_params();
+  return count;
+}
+
+const graph::Graph& Model::graph() const {
+  check_argument(built(), "model '" + name_ + "' is not built yet");
+  return graph_;
+}
+
+const Shape& Model::input_shape() const { return graph().sample_shape(graph().inputs()[0]); }
+
+Shape Model::output_shape(int64_t batch) const {
+  return graph().sample_shape(graph().outputs()[0]).with_leading(batch);
+}
+
+CompiledStep& Model::replica_step(int replica, int64_t batch, bool training) {
+  auto& step = replica_steps_.at(size_t(replica))[{batch, training}];
+  if (!step) {
+    step = std::make_unique<CompiledStep>(graph(), batch, training,
+                                          strategy_->communicator().rank(), replica);
+  }
+  return *step;
+}
+
+std::string Model::summary() const {
+  // Keras' table: a Functional model adds a "Connected to" column (one input per line) and
+  // lists its inputs as rows.
+  const bool functional = class_name() != "Sequential";
+  const std::vector<size_t> widths = functional ? std::vector<size_t>{32, 22, 12, 32}
+                                                : std::vector<size_t>{29, 26, 10};
+  size_t total_width = 0;
+  for (size_t width : widths) total_width += width;
+  const std::string rule_thin(total_width, '_'), rule_thick(total_width, '=');
+  auto row = [&](std::vector<std::vector<std::string>> cells) {
+    // Each cell wraps over as many lines as it needs, as Keras does.
+    std::vector<std::vector<std::string>> lines(cells.size());
+    size_t height = 1;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const size_t width = widths[i] - 1;
+      for (const std::string& entry : cells[i]) {
+        for (size_t at = 0; at == 0 || at < entry.size(); at += width) lines[i].push_back(entry.substr(at, width));
+      }
+      height = std::max(height, lines[i].size());
+    }
+    std::string text;
+    for (size_t line = 0; line < height; ++line) {
+      std::string out;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        std::string part = line < lines[i].size() ? lines[i][line] : "";
+        out += " " + part + std::string(widths[i] - 1 - part.size(), ' ');
+      }
+      text += out + "\n";
+    }
+    return text;
+  };
+  std::vector<std::string> header = {"Layer (type)", "Output Shape", "Param #"};
+  if (functional) header.push_back("Connected to");
+  std::vector<std::string> rows;
+  if (built()) {
+    std::vector<std::string> tensor_names(size_t(graph_.num_tensors()));
+    for (size_t i = 0; i < graph_.inputs().size(); ++i) {
+      const int input = graph_.inputs()[i];
+      tensor_names[size_t(input)] = graph_.input_names()[i];
+      if (functional) {
+        rows.push_back(row({{graph_.input_names()[i] + " (InputLayer)"},
+                            {graph_.sample_shape(input).with_leading(0).to_string(true)}, {"0"}, {""}}));
+      }
+    }
+    for (const graph::Node& node : graph_.nodes()) {
+      tensor_names[size_t(node.output)] = node.layer->name();
+      std::vector<std::vector<std::string>> cells = {
+          {node.layer->name() + " (" + node.layer->class_name() + ")"},
+          {graph_.sample_shape(node.output).with_leading(0).to_string(true)},
+          {std::to_string(node.layer->count_params())}};
+      if (functional) {
+        cells.emplace_back();
+        for (int input : node.inputs) cells.back().push_back(tensor_names[size_t(input)] + "[0][0]");
+      }
+      rows.push_back(row(cells));
+    }
+  } else {
+    for (const auto& layer : layers_) {
+      rows.push_back(row({{layer->name() + " (" + layer->class_name() + ")"}, {"?"},
+                          {std::to_string(layer->count_params())}}));
+    }
+  }
+  std::string text = "Model: \"" + name_ + "\"\n" + rule_thin + "\n";
+  std::vector<std::vector<std::string>> header_cells;
+  for (const std::string& title : header) header_cells.push_back({title});
+  text += row(header_cells) + rule_thick + "\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    text += rows[i];
+    if (i + 1 < rows.size()) text += (functional ? rule_thin : std::string(total_width, ' ')) + "\n";
+  }
+  text += rule_thick + "\n";
+  text += "Total params: " + with_thousands(count_params()) + "\n";
+  text += "Trainable params: " + with_thousands(count_params()) + "\n";
+  text += "Non-trainable params: 0\n" + rule_thin + "\n";
+  return text;
+}
+
+}  // namespace tenfold::models

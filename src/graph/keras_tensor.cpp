@@ -11,4 +11,8 @@ KerasTensor::KerasTensor(std::shared_ptr<Layer> layer, std::vector<KerasTensor> 
 KerasTensor::KerasTensor(const std::shared_ptr<layers::InputLayer>& input)
     : KerasTensor(input, {}, input->sample_shape()) {}
 
+const void* KerasTensor::identity() const {
+  return is_input() ? static_cast<const void*>(call_->layer.get()) : call_.get();
+}
+
 }  // namespace tenfold

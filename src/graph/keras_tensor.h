@@ -27,8 +27,9 @@ class KerasTensor {
   /// The tensors the layer was called on; none for a model input.
   const std::vector<KerasTensor>& inputs() const { return call_->inputs; }
   bool is_input() const { return call_->inputs.empty(); }
-  /// The same for copies of one tensor, different for different tensors.
-  const void* identity() const { return call_.get(); }
+  /// The same for copies of one tensor, different for different tensors. A model input is
+  /// its InputLayer's one output, however often the layer is converted to a tensor.
+  const void* identity() const;
 
  private:
   struct Call {

@@ -57,6 +57,22 @@ TEST_P(KerasFiles, TrainingResumesWhereKerasStopped) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, KerasFiles, ::testing::Values(".h5", ".keras"));
 
+// Keras' files of a Functional model (a residual block, global average pooling) after 3 Adam
+// steps: tools/make_keras_fixtures.py.
+class KerasFunctionalFiles : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KerasFunctionalFiles, LoadWithKerasPredictionsAndOptimizerState) {
+  auto model = load_model(fixture_path("keras/parity_residual/model" + GetParam()));
+  EXPECT_EQ(model->class_name(), "Functional");
+  EXPECT_EQ(model->name(), "residual");
+  EXPECT_EQ(model->optimizer()->iterations(), 3);
+  Tensor x = read_npy(fixture_path("keras/parity/x.npy")).slice_batch(0, 8);
+  EXPECT_TRUE(testing::all_close(model->predict(x), read_npy(fixture_path("keras/parity_residual/predictions.npy")),
+                                 1e-5, 1e-6));
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, KerasFunctionalFiles, ::testing::Values(".h5", ".keras"));
+
 // Keras 3 files saved the common ways. compile(optimizer="adam") leaves the optimizer out of
 // the compile_config: Keras' load_model compiles with RMSprop and a warning, and so does
 // Tenfold. A model compiled but never trained has no optimizer slots yet.
@@ -118,9 +134,10 @@ TEST(KerasWeights, KerasWeightsFileLoadsIntoTheSameArchitecture) {
   fs::remove(path);
 }
 
-std::unique_ptr<models::Sequential> trained_recipe_model() {
+std::unique_ptr<models::Model> trained_recipe_model(bool functional = false) {
   set_random_seed(3);
-  auto model = models::seed_cnn();
+  std::unique_ptr<models::Model> model =
+      functional ? load_model_json(fixture_path("keras/parity_residual/model.json")) : models::seed_cnn();
   model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   model->train_on_batch(read_npy(fixture_path("models/x.npy")), read_npy(fixture_path("models/y.npy")));
   return model;
@@ -153,11 +170,16 @@ TEST(KerasH5, RoundTripKeepsWeightsOptimizerStateAndKerasLayout) {
   fs::remove(path);
 }
 
-class TenfoldFiles : public ::testing::TestWithParam<std::string> {};
+// Tenfold's files of the recipe's model (Sequential) and of a residual one (Functional).
+class TenfoldFiles : public ::testing::TestWithParam<std::tuple<bool, std::string>> {
+ protected:
+  bool functional() const { return std::get<0>(GetParam()); }
+  std::string extension() const { return std::get<1>(GetParam()); }
+};
 
 TEST_P(TenfoldFiles, LoadInKeras) {
-  auto model = trained_recipe_model();
-  fs::path path = scratch("for_keras" + GetParam()), predictions = scratch("keras_predictions.npy");
+  auto model = trained_recipe_model(functional());
+  fs::path path = scratch("for_keras" + extension()), predictions = scratch("keras_predictions.npy");
   save_model(*model, path.string());
   const char* python = std::getenv("TENFOLD_KERAS_PYTHON");
   if (python && !fs::exists(python)) GTEST_SKIP() << python << " does not exist: Keras was not installed";
@@ -173,10 +195,12 @@ TEST_P(TenfoldFiles, LoadInKeras) {
 }
 
 TEST_P(TenfoldFiles, RoundTripInTenfold) {
-  auto model = trained_recipe_model();
-  fs::path path = scratch("round" + GetParam());
+  auto model = trained_recipe_model(functional());
+  fs::path path = scratch("round" + extension());
   save_model(*model, path.string());
   auto loaded = load_model(path.string());
+  EXPECT_EQ(loaded->class_name(), model->class_name());
+  EXPECT_EQ(loaded->to_config(), model->to_config());
   for (size_t i = 0; i < model->weights().size(); ++i) {
     EXPECT_TRUE(testing::all_close(loaded->weights()[i]->read(), model->weights()[i]->read(), 0, 0));
     EXPECT_TRUE(testing::all_close(loaded->optimizer()->slot(i, 1), model->optimizer()->slot(i, 1), 0, 0));
@@ -185,7 +209,8 @@ TEST_P(TenfoldFiles, RoundTripInTenfold) {
   fs::remove(path);
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, TenfoldFiles, ::testing::Values(".h5", ".keras"));
+INSTANTIATE_TEST_SUITE_P(ModelsAndFormats, TenfoldFiles,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(".h5", ".keras")));
 
 TEST(OptimizerState, RMSpropWithMomentumRoundTripsInBothFormats) {
   // Keras lists RMSprop's velocities first, then its momentums (not interleaved as Adam's).

@@ -6,6 +6,14 @@
 #include <gtest/gtest.h>
 
 #include "io/model_file.h"
+#include "layers/activation.h"
+#include "layers/conv2d.h"
+#include "layers/dense.h"
+#include "layers/global_pooling.h"
+#include "layers/input.h"
+#include "layers/merge.h"
+#include "layers/pooling.h"
+#include "models/functional.h"
 #include "models/seed_cnn.h"
 #include "optimizers/adam.h"
 #include "losses/crossentropy.h"
@@ -76,6 +84,25 @@ TEST(KerasParity, ThreeAdamStepsOfAConvolutionStack) {
 TEST(KerasParity, ThreeAdamStepsOfAResidualModel) {
   check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_residual/model.json")),
                          "parity_residual");
+}
+
+TEST(KerasParity, TheResidualModelWrittenWithTheFunctionalApi) {
+  auto conv = [](int64_t filters, int64_t stride, const std::string& activation, const std::string& name) {
+    return std::make_shared<layers::Conv2D>(layers::Conv2DOptions{.filters = filters, .kernel_size = {3, 3},
+        .strides = {stride, stride}, .padding = "same", .activation = activation, .name = name});
+  };
+  auto inputs = layers::Input({28, 28, 1});
+  KerasTensor x = (*conv(8, 1, "relu", "conv2d"))(inputs);
+  KerasTensor y = (*conv(8, 1, "linear", "conv2d_1"))(x);
+  y = (*std::make_shared<layers::Add>())({x, y});
+  y = (*std::make_shared<layers::Activation>("relu"))(y);
+  y = (*std::make_shared<layers::MaxPooling2D>())(y);
+  y = (*conv(16, 2, "relu", "conv2d_2"))(y);
+  y = (*std::make_shared<layers::GlobalAveragePooling2D>())(y);
+  KerasTensor outputs = (*std::make_shared<layers::Dense>(
+      layers::DenseOptions{.units = 10, .activation = "softmax", .name = "dense"}))(y);
+  models::Functional model(inputs, outputs, "residual");
+  check_three_adam_steps(model, "parity_residual");
 }
 
 TEST(KerasParity, ThreeAdamStepsOfTwoConcatenatedBranches) {

@@ -17,19 +17,10 @@ namespace {
 
 using testing::random_values;
 
-Tensor random_tensor(const Shape& shape, uint64_t seed) {
-  Tensor tensor(shape);
-  auto values = random_values(size_t(shape.num_elements()), seed, 0, 1);
-  std::copy(values.begin(), values.end(), tensor.data<float>());
-  return tensor;
-}
+using testing::random_labels;
 
-Tensor random_labels(int64_t count, int classes, uint64_t seed) {
-  Tensor labels(Shape{count}, DType::int32);
-  Random random(seed);
-  for (int32_t& label : labels.values<int32_t>()) label = int32_t(random.below(uint64_t(classes)));
-  return labels;
-}
+/// Values uniform in [0, 1), as images.
+Tensor random_tensor(const Shape& shape, uint64_t seed) { return testing::random_tensor(shape, seed, 0, 1); }
 
 TEST(Sequential, SummaryIsKerasTableForTheRecipe) {
   reset_layer_names();

@@ -71,6 +71,20 @@ std::vector<float> to_floats(const std::vector<double>& values) {
   return std::vector<float>(values.begin(), values.end());
 }
 
+Tensor random_tensor(const Shape& shape, uint64_t seed, double low, double high) {
+  Tensor tensor(shape);
+  std::vector<double> values = random_values(size_t(shape.num_elements()), seed, low, high);
+  std::copy(values.begin(), values.end(), tensor.data<float>());
+  return tensor;
+}
+
+Tensor random_labels(int64_t count, int classes, uint64_t seed) {
+  Tensor labels(Shape{count}, DType::int32);
+  Random random(seed);
+  for (int32_t& label : labels.values<int32_t>()) label = int32_t(random.below(uint64_t(classes)));
+  return labels;
+}
+
 std::string fixture_path(const std::string& relative) {
   return std::string(TENFOLD_FIXTURES_DIR) + "/" + relative;
 }

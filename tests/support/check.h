@@ -25,6 +25,10 @@ std::vector<double> numerical_gradient(const std::function<double(const std::vec
 /// Random values uniform in [low, high), reproducible by seed.
 std::vector<double> random_values(size_t count, uint64_t seed, double low = -1, double high = 1);
 std::vector<float> to_floats(const std::vector<double>& values);
+/// A float32 tensor of random_values.
+Tensor random_tensor(const Shape& shape, uint64_t seed, double low = -1, double high = 1);
+/// int32 class labels uniform in [0, classes).
+Tensor random_labels(int64_t count, int classes, uint64_t seed);
 
 /// The message of the tenfold::Error `action` throws, or "(no error)".
 std::string error_of(const std::function<void()>& action);

@@ -1,11 +1,13 @@
-// A worker for the multi-process tests (test_mpi.cpp): trains the recipe's model on the first
-// steps x 64 Fashion-MNIST samples, in batches of 64, with `replicas` local replicas, across
-// the processes mpirun started (or alone without mpirun), and worker 0 writes the result.
+// A worker for the multi-process tests (test_mpi.cpp): trains the recipe's model (or the
+// --model one) on the first steps x 64 Fashion-MNIST samples, in batches of 64, with
+// `replicas` local replicas, across the processes mpirun started (or alone without mpirun),
+// and every worker writes what it ended with.
 //
-//   mpi_worker OUT REPLICAS STEPS [--pid-dir DIR] [--shuffle-seed-by-rank]
+//   mpi_worker OUT REPLICAS STEPS [--model FILE.json] [--pid-dir DIR] [--shuffle-seed-by-rank]
 //   mpi_worker --allreduce COUNT
 //
-// OUT: loss and accuracy of the run (2 doubles), then every weight's floats in Keras' layout.
+// OUT (worker 0; OUT.<rank> for the others): loss and accuracy of the run (2 doubles), then
+// every weight's floats in Keras' layout.
 // --pid-dir: each worker writes its pid to DIR/rank_<rank> once training starts (the failure
 // tests kill or stop one of them). --shuffle-seed-by-rank: each worker shuffles with its own
 // seed, a mistake the strategy must catch.
@@ -22,6 +24,7 @@
 #include "core/random.h"
 #include "datasets/mnist.h"
 #include "distribute/strategy.h"
+#include "io/model_file.h"
 #include "models/seed_cnn.h"
 
 using namespace tenfold;
@@ -30,10 +33,11 @@ int train(int argc, char** argv) {
   std::string out = argv[1];
   int replicas = std::atoi(argv[2]);
   int64_t steps = std::atoll(argv[3]);
-  std::string pid_dir;
+  std::string pid_dir, model_json;
   bool shuffle_by_rank = false;
   for (int i = 4; i < argc; ++i) {
     std::string option = argv[i];
+    if (option == "--model" && i + 1 < argc) model_json = argv[++i];
     if (option == "--pid-dir" && i + 1 < argc) pid_dir = argv[++i];
     if (option == "--shuffle-seed-by-rank") shuffle_by_rank = true;
   }
@@ -44,10 +48,10 @@ int train(int argc, char** argv) {
   auto all = datasets::fashion_mnist::load_data().train;
   datasets::Split data{all.images.slice_batch(0, samples).clone(), all.labels.slice_batch(0, samples).clone()};
   set_random_seed(21);
-  std::unique_ptr<models::Sequential> model;
+  std::unique_ptr<models::Model> model;
   {
     auto scope = strategy->scope();
-    model = models::seed_cnn();
+    model = model_json.empty() ? models::seed_cnn() : io::load_model_json(model_json);
     model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   }
   if (!pid_dir.empty()) {
@@ -59,11 +63,13 @@ int train(int argc, char** argv) {
   if (shuffle_by_rank) slices = slices.shuffle(samples, uint64_t(strategy->communicator().rank()));
   data::Dataset batches = slices.batch(batch).repeat().take(steps);
   models::History history = model->fit(batches, options);
-  if (!strategy->is_chief()) return 0;
-  std::string hosts;
-  for (const std::string& host : strategy->communicator().hosts()) hosts += " " + host;
-  std::printf("workers on hosts:%s\n", hosts.c_str());
-  std::ofstream file(out, std::ios::binary);
+  const int rank = strategy->communicator().rank();
+  if (rank == 0) {
+    std::string hosts;
+    for (const std::string& host : strategy->communicator().hosts()) hosts += " " + host;
+    std::printf("workers on hosts:%s\n", hosts.c_str());
+  }
+  std::ofstream file(rank == 0 ? out : out + "." + std::to_string(rank), std::ios::binary);
   for (const char* key : {"loss", "accuracy"}) {
     double value = history.history.at(key).back();
     file.write(reinterpret_cast<const char*>(&value), sizeof value);
@@ -102,7 +108,7 @@ int main(int argc, char** argv) {
     }
   }
   if (argc < 4) {
-    std::fprintf(stderr, "usage: mpi_worker OUT REPLICAS STEPS [--pid-dir DIR] [--shuffle-seed-by-rank]\n");
+    std::fprintf(stderr, "usage: mpi_worker OUT REPLICAS STEPS [--model FILE.json] [--pid-dir DIR] [--shuffle-seed-by-rank]\n");
     return 2;
   }
   try {

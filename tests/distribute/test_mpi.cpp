@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -92,15 +93,29 @@ void expect_same_training(const fs::path& one, const fs::path& many) {
   EXPECT_TRUE(testing::all_close(actual_weights, as_doubles, 1e-5, 1e-7));
 }
 
-/// One process, one replica, 5 steps: what every multi-worker run must reproduce.
-fs::path single_process_result() {
-  static fs::path result = [] {
-    fs::path path = scratch("one.bin");
-    Process single({worker, path.string(), "1", "5"}, scratch("single.log"));
+/// One process, one replica, 5 steps (of the recipe's model, or of `model_json`): what every
+/// multi-worker run must reproduce.
+fs::path single_process_result(const std::string& model_json = "") {
+  static std::map<std::string, fs::path> results;
+  if (results.count(model_json) == 0) {
+    fs::path path = scratch("one" + std::to_string(results.size()) + ".bin");
+    std::vector<std::string> command = {worker, path.string(), "1", "5"};
+    if (!model_json.empty()) command.insert(command.end(), {"--model", model_json});
+    Process single(command, scratch("single.log"));
     EXPECT_EQ(single.wait(120), 0) << single.output();
-    return path;
-  }();
-  return result;
+    results[model_json] = path;
+  }
+  return results[model_json];
+}
+
+/// Every worker of a run writing to `many` ended where one process does.
+void expect_every_worker_trained_as_one(const fs::path& one, const fs::path& many, int workers) {
+  for (int rank = 0; rank < workers; ++rank) {
+    SCOPED_TRACE("worker " + std::to_string(rank));
+    fs::path result = rank == 0 ? many : fs::path(many.string() + "." + std::to_string(rank));
+    expect_same_training(one, result);
+    fs::remove(result);
+  }
 }
 
 // Above one bucket (4M floats), so the bucket loop runs twice; every rank checks its own sums.
@@ -115,8 +130,15 @@ TEST(Mpi, TwoProcessesOfTwoReplicasTrainToTheWeightsOfOne) {
   fs::path many = scratch("many.bin");
   Process job(mpirun(2, {many.string(), "2", "5"}), scratch("job.log"));
   ASSERT_EQ(job.wait(120), 0) << job.output();
-  expect_same_training(single_process_result(), many);
-  fs::remove(many);
+  expect_every_worker_trained_as_one(single_process_result(), many, 2);
+}
+
+TEST(Mpi, TwoProcessesTrainAResidualModelToTheWeightsOfOne) {
+  const std::string residual = testing::fixture_path("keras/parity_residual/model.json");
+  fs::path many = scratch("many_residual.bin");
+  Process job(mpirun(2, {many.string(), "1", "5", "--model", residual}), scratch("job_residual.log"));
+  ASSERT_EQ(job.wait(120), 0) << job.output();
+  expect_every_worker_trained_as_one(single_process_result(residual), many, 2);
 }
 
 TEST(Mpi, TwoHostsInNetworkNamespacesTrainToTheWeightsOfOneProcess) {
@@ -127,8 +149,7 @@ TEST(Mpi, TwoHostsInNetworkNamespacesTrainToTheWeightsOfOneProcess) {
   ASSERT_EQ(code, 0) << job.output();
   EXPECT_NE(job.output().find("workers on hosts: tenfold-host-a tenfold-host-b"), std::string::npos)
       << job.output();
-  expect_same_training(single_process_result(), many);
-  fs::remove(many);
+  expect_every_worker_trained_as_one(single_process_result(), many, 2);
 }
 
 TEST(Mpi, WorkersReadingDifferentBatchesAreStopped) {

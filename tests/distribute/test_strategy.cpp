@@ -16,6 +16,7 @@
 #include "datasets/mnist.h"
 #include "distribute/cluster_resolver.h"
 #include "distribute/strategy.h"
+#include "io/model_file.h"
 #include "models/seed_cnn.h"
 #include "support/check.h"
 
@@ -29,18 +30,18 @@ struct Trained {
   models::History history;
 };
 
-/// The recipe's model trained for 5 steps (batches of 64, 64, 64, 64, 3: the last smaller than
-/// 8 replicas) on Fashion-MNIST, under `strategy`.
-Trained train_five_steps(const std::shared_ptr<Strategy>& strategy) {
+/// A model trained for 5 steps (batches of 64, 64, 64, 64, 3: the last smaller than 8
+/// replicas) on Fashion-MNIST, under `strategy`: the recipe's, or with `model_json` that one.
+Trained train_five_steps(const std::shared_ptr<Strategy>& strategy, const std::string& model_json = "") {
   static const datasets::Split data = [] {
     auto all = datasets::fashion_mnist::load_data().train;
     return datasets::Split{all.images.slice_batch(0, 259).clone(), all.labels.slice_batch(0, 259).clone()};
   }();
   set_random_seed(21);
-  std::unique_ptr<models::Sequential> model;
+  std::unique_ptr<models::Model> model;
   {
     auto scope = strategy->scope();
-    model = models::seed_cnn();
+    model = model_json.empty() ? models::seed_cnn() : io::load_model_json(model_json);
     model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   }
   EXPECT_EQ(&model->strategy(), strategy.get());
@@ -52,13 +53,14 @@ Trained train_five_steps(const std::shared_ptr<Strategy>& strategy) {
   return trained;
 }
 
-TEST(MirroredStrategy, ReplicasTrainToTheWeightsOfOne) {
-  Trained one = train_five_steps(Strategy::one_device());
+/// Training under 1, 2, 4 and 8 replicas ends with the weights, loss and accuracy of one.
+void expect_replicas_train_as_one(const std::string& model_json) {
+  Trained one = train_five_steps(Strategy::one_device(), model_json);
   for (int replicas : {1, 2, 4, 8}) {
     SCOPED_TRACE(std::to_string(replicas) + " replicas");
     auto strategy = Strategy::mirrored(split_cpu(replicas));
     EXPECT_EQ(strategy->num_replicas_in_sync(), replicas);
-    Trained many = train_five_steps(strategy);
+    Trained many = train_five_steps(strategy, model_json);
     for (size_t i = 0; i < one.weights.size(); ++i) {
       EXPECT_TRUE(testing::all_close(many.weights[i], one.weights[i], 1e-5, 1e-7)) << "weight " << i;
     }
@@ -68,6 +70,12 @@ TEST(MirroredStrategy, ReplicasTrainToTheWeightsOfOne) {
           << key;
     }
   }
+}
+
+TEST(MirroredStrategy, ReplicasTrainToTheWeightsOfOne) { expect_replicas_train_as_one(""); }
+
+TEST(MirroredStrategy, ReplicasTrainAResidualModelToTheWeightsOfOne) {
+  expect_replicas_train_as_one(testing::fixture_path("keras/parity_residual/model.json"));
 }
 
 TEST(MirroredStrategy, ModelCompiledOutsideTheScopeIsReportedAtFit) {

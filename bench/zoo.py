@@ -74,13 +74,33 @@ def tf_same_pad(size, kernel, stride):
     return total // 2, total - total // 2
 
 
-def layers_with_shapes(config):
-    """(class name, layer config, input shape, output shape) of each layer after the input,
-    shapes without the batch: (H, W, C) for images, (features,) after Flatten."""
+def inbound_names(layer):
+    """The names of the layers a Functional config's layer reads (Keras 3's inbound_nodes)."""
+    if not layer["inbound_nodes"]:
+        return []
+    argument = layer["inbound_nodes"][0]["args"][0]
+    tensors = argument if isinstance(argument, list) else [argument]
+    return [tensor["config"]["keras_history"][0] for tensor in tensors]
+
+
+def nodes(config):
+    """The model's layer calls in order, as (name, class name, layer config, input names, input
+    shapes, output shape), shapes without the batch: (H, W, C) for images, (features,) after
+    Flatten. The input is named "input". A Sequential model is a chain of calls."""
     layers = config["config"]["layers"]
-    shape = tuple(layers[0]["config"]["batch_shape"][1:])
-    for layer in layers[1:]:
+    sequential = config["class_name"] == "Sequential"
+    shapes = {}
+    previous = None
+    for layer in layers:
         kind, c = layer["class_name"], layer["config"]
+        name = layer.get("name", c.get("name"))
+        if kind == "InputLayer":
+            shapes[name] = tuple(c["batch_shape"][1:])
+            previous = name
+            continue
+        reads = [previous] if sequential else inbound_names(layer)
+        inputs = [shapes[read] for read in reads]
+        shape = inputs[0]
         if kind in ("Conv2D", "MaxPooling2D", "AveragePooling2D"):
             kernel = c["kernel_size"] if kind == "Conv2D" else c["pool_size"]
             strides = c["strides"] or kernel
@@ -91,20 +111,25 @@ def layers_with_shapes(config):
             out = (math.prod(shape),)
         elif kind == "Dense":
             out = (c["units"],)
-        elif kind == "Dropout":
+        elif kind in ("Dropout", "Activation", "Add"):
             out = shape
+        elif kind == "Concatenate":
+            out = shape[:-1] + (sum(each[-1] for each in inputs),)
+        elif kind == "GlobalAveragePooling2D":
+            out = (shape[2],)
         else:
             raise ValueError(f"layer {kind} is not one of the zoo's")
-        yield kind, c, shape, out
-        shape = out
+        yield name, kind, c, reads, inputs, out
+        shapes[name] = out
+        previous = name
 
 
 def flops(config):
     """(training, forward) FLOPs per sample: 2 x MACs of every Conv2D and Dense; training is 3x
     forward (forward, input and weight gradients) but 2x for the first of them, which needs no
-    input gradient. Pooling and activations are not counted."""
+    input gradient. Pooling, merging and activations are not counted."""
     training = forward = 0
-    for kind, c, shape, out in layers_with_shapes(config):
+    for _, kind, c, _, (shape, *_), out in nodes(config):
         if kind == "Conv2D":
             layer = 2 * out[0] * out[1] * math.prod(c["kernel_size"]) * shape[2] * out[2]
         elif kind == "Dense":
@@ -117,29 +142,23 @@ def flops(config):
 
 
 def torch_model(config):
-    """The Keras JSON as torch.nn: NHWC input, permuted to NCHW before the first convolution or
-    pooling and back to NHWC before Flatten, so Dense sizes and order match Keras. The last
-    Dense gives logits (its softmax is in CrossEntropyLoss)."""
+    """The Keras JSON as a torch.nn.Module that runs its layer calls in order. Images are kept
+    NCHW (the input is permuted once) and permuted back to NHWC before Flatten, so Dense sizes
+    and order match Keras. The last Dense gives logits (its softmax is in CrossEntropyLoss)."""
     import torch
     from torch import nn
 
-    class Permute(nn.Module):
-        def __init__(self, *dims):
-            super().__init__()
-            self.dims = dims
-
-        def forward(self, x):
-            return x.permute(*self.dims)
-
     activations = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid,
                    "softmax": lambda: nn.Softmax(-1)}
-    layers = list(layers_with_shapes(config))
-    modules, nchw = [], False
-    for i, (kind, c, shape, out) in enumerate(layers):
+    calls = list(nodes(config))
+    output = calls[-1][0]
+    input_name = next(layer.get("name", layer["config"].get("name"))
+                      for layer in config["config"]["layers"] if layer["class_name"] == "InputLayer")
+
+    def layer_module(kind, c, shape):
+        """The torch modules of one Keras layer on NCHW images or (N, features)."""
+        modules = []
         if kind in ("Conv2D", "MaxPooling2D", "AveragePooling2D"):
-            if not nchw:
-                modules.append(Permute(0, 3, 1, 2))
-                nchw = True
             kernel = tuple(c["kernel_size"] if kind == "Conv2D" else c["pool_size"])
             strides = tuple(c["strides"] or kernel)
             (top, bottom), (left, right) = (
@@ -161,18 +180,43 @@ def torch_model(config):
             else:
                 raise ValueError("AveragePooling2D with asymmetric 'same' padding")
         elif kind == "Flatten":
-            if nchw:
-                modules.append(Permute(0, 2, 3, 1))
-                nchw = False
             modules.append(nn.Flatten())
         elif kind == "Dense":
             modules.append(nn.Linear(shape[0], c["units"], bias=c["use_bias"]))
-        else:
+        elif kind == "Dropout":
             modules.append(nn.Dropout(c["rate"]))
-        activation = c.get("activation", "linear")
-        if activation != "linear" and not (i == len(layers) - 1 and activation == "softmax"):
-            modules.append(activations[activation]())
-    return torch.nn.Sequential(*modules)
+        return modules
+
+    class Graph(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = nn.ModuleDict()
+            for name, kind, c, _, (shape, *_), _ in calls:
+                modules = layer_module(kind, c, shape)
+                activation = c.get("activation", "linear")
+                if activation != "linear" and not (name == output and activation == "softmax"):
+                    modules.append(activations[activation]())
+                self.calls[name] = nn.Sequential(*modules)
+
+        def forward(self, x):
+            images = x.dim() == 4
+            values = {input_name: x.permute(0, 3, 1, 2) if images else x}
+            for name, kind, _, reads, _, _ in calls:
+                inputs = [values[read] for read in reads]
+                if kind == "Flatten" and inputs[0].dim() == 4:
+                    inputs[0] = inputs[0].permute(0, 2, 3, 1)
+                if kind == "Add":
+                    value = sum(inputs[1:], inputs[0])
+                elif kind == "Concatenate":
+                    value = torch.cat(inputs, 1)  # channels: dim 1 of NCHW, or of (N, features)
+                elif kind == "GlobalAveragePooling2D":
+                    value = inputs[0].mean((2, 3))
+                else:
+                    value = inputs[0]
+                values[name] = self.calls[name](value)
+            return values[output]
+
+    return Graph()
 
 
 def data(quick):

@@ -1,6 +1,7 @@
 """Writes bench/zoo/*.json: the model zoo of bench/zoo.py, each made by Keras (PyPI) and
-written by model.to_json(), as a user would hand it to `tenfold train --model`. All take
-Fashion-MNIST images (28, 28, 1) and give 10 softmax classes.
+written by model.to_json(), as a user would hand it to `tenfold train --model`: Sequential
+models, and a residual one (Functional). All take Fashion-MNIST images (28, 28, 1) and give 10
+softmax classes.
 
 Run: python3 tools/make_zoo_models.py"""
 import os
@@ -59,13 +60,36 @@ def zoo():
     }
 
 
+def residual_block(x, filters):
+    """Two 3x3 convolutions added to their input, then relu: ResNet's basic block."""
+    y = layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
+    y = layers.Conv2D(filters, 3, padding="same")(y)
+    return layers.Activation("relu")(layers.Add()([x, y]))
+
+
+def resnet_small():
+    """A small ResNet (Functional): a stem, a residual block, max pooling, a wider stem and
+    block, global average pooling."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = layers.Conv2D(16, 3, padding="same", activation="relu")(inputs)
+    x = residual_block(x, 16)
+    x = layers.MaxPooling2D()(x)
+    x = layers.Conv2D(32, 3, padding="same", activation="relu")(x)
+    x = residual_block(x, 32)
+    x = layers.GlobalAveragePooling2D()(x)
+    outputs = layers.Dense(10, activation="softmax")(x)
+    return keras.Model(inputs, outputs, name="resnet_small")
+
+
 def main():
     os.makedirs(ZOO, exist_ok=True)
-    for name, body in zoo().items():
-        model = keras.Sequential([keras.Input(shape=(28, 28, 1))] + body, name=name)
-        with open(os.path.join(ZOO, name + ".json"), "w") as f:
+    models = [keras.Sequential([keras.Input(shape=(28, 28, 1))] + body, name=name)
+              for name, body in zoo().items()]
+    models.append(resnet_small())
+    for model in models:
+        with open(os.path.join(ZOO, model.name + ".json"), "w") as f:
             f.write(model.to_json(indent=1) + "\n")
-        print(name, model.count_params())
+        print(model.name, model.count_params())
 
 
 if __name__ == "__main__":

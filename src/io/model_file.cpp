@@ -78,14 +78,39 @@ std::vector<std::pair<size_t, size_t>> keras_slot_order(const optimizers::Optimi
   return order;
 }
 
-json training_config(const models::Model& model) {
-  json loss = model.loss()->get_config();
-  loss["from_logits"] = false;
+/// A loss as Keras serializes it; `module` names where Keras 3 finds its class (.keras files).
+json loss_config(const losses::Loss& loss, bool with_module) {
+  json config = loss.get_config();
+  config["from_logits"] = false;
+  json result = {{"class_name", loss.class_name()}, {"config", config}};
+  if (with_module) {
+    result["module"] = "keras.losses";
+    result["registered_name"] = nullptr;
+  }
+  return result;
+}
+
+/// Keras' compile arguments: one loss and metric list, or with several outputs dicts keyed by
+/// output name (loss, loss_weights, metrics).
+json training_config(const models::Model& model, bool with_module = false) {
+  const std::vector<models::OutputTraining>& outputs = model.output_training();
+  json loss, loss_weights, metrics;
+  if (outputs.size() == 1) {
+    loss = loss_config(*outputs[0].loss, with_module);
+    metrics = outputs[0].metrics;
+  } else {
+    const std::vector<std::string> names = model.output_names();
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      loss[names[k]] = loss_config(*outputs[k].loss, with_module);
+      loss_weights[names[k]] = outputs[k].weight;
+      if (!outputs[k].metrics.empty()) metrics[names[k]] = outputs[k].metrics;
+    }
+  }
   json optimizer = model.optimizer()->get_config();
   optimizer["name"] = keras_optimizer_name(model.optimizer()->class_name());
-  return {{"loss", {{"class_name", model.loss()->class_name()}, {"config", loss}}},
-          {"loss_weights", nullptr},
-          {"metrics", model.metric_names()},
+  return {{"loss", loss},
+          {"loss_weights", loss_weights},
+          {"metrics", metrics},
           {"weighted_metrics", nullptr},
           {"run_eagerly", false},
           {"steps_per_execution", 1},
@@ -222,16 +247,60 @@ void read_optimizer(models::Model& model, const StoredGroup& file) {
 /// optimizer: Keras 3 writes none for a string optimizer (compile(optimizer="adam")); as Keras'
 /// load_model does, the model then gets Keras' default, RMSprop, with a warning, and the file's
 /// optimizer variables are not read.
-bool compile_from(models::Model& model, const json& config, const std::string& path) {
-  const json& loss = config.at("loss");
-  std::string loss_name = loss.is_string() ? loss.get<std::string>() : loss.at("class_name").get<std::string>();
+/// A loss from Keras' config: a name or a {"class_name", "config"} object.
+std::shared_ptr<losses::Loss> loss_from(const json& loss) {
+  check_argument(loss.is_string() || loss.is_object(), "a loss in the compile config is malformed: " +
+                                                           loss.dump().substr(0, 200));
   check_argument(loss.is_string() || !loss.at("config").value("from_logits", false),
                  "losses with from_logits=True are not supported by Tenfold yet");
-  std::vector<std::string> metrics;
-  for (const json& metric : config.value("metrics", json::array())) {
+  return losses::get(loss.is_string() ? loss.get<std::string>() : loss.at("class_name").get<std::string>());
+}
+
+std::vector<std::string> metric_names_from(const json& metrics) {
+  std::vector<std::string> names;
+  for (const json& metric : metrics) {
     check_argument(metric.is_string(), "only named metrics are supported, got " + metric.dump());
-    metrics.push_back(metric.get<std::string>());
+    names.push_back(metric.get<std::string>());
   }
+  return names;
+}
+
+/// Compiles `model` as its file's compile config says. Returns false when the config names no
+/// optimizer: Keras 3 writes none for a string optimizer (compile(optimizer="adam")); as Keras'
+/// load_model does, the model then gets Keras' default, RMSprop, with a warning, and the file's
+/// optimizer variables are not read. Losses, loss_weights and metrics may be dicts keyed by
+/// output name.
+bool compile_from(models::Model& model, const json& config, const std::string& path) {
+  const json& loss = config.at("loss");
+  const bool per_output = loss.is_object() && !loss.contains("class_name");
+  std::map<std::string, std::shared_ptr<losses::Loss>> output_losses;
+  std::map<std::string, double> loss_weights;
+  std::map<std::string, std::vector<std::string>> output_metrics;
+  if (per_output) {
+    for (const auto& [output, value] : loss.items()) output_losses[output] = loss_from(value);
+    const json& weights = config.value("loss_weights", json());
+    check_argument(weights.is_null() || weights.is_object(),
+                   "loss_weights must be a dict keyed by output name, got " + weights.dump());
+    if (weights.is_object()) {
+      for (const auto& [output, value] : weights.items()) loss_weights[output] = value.get<double>();
+    }
+    const json& metrics = config.value("metrics", json());
+    check_argument(metrics.is_null() || metrics.is_object(),
+                   "with several outputs, metrics must be a dict keyed by output name, got " + metrics.dump());
+    if (metrics.is_object()) {
+      for (const auto& [output, value] : metrics.items()) output_metrics[output] = metric_names_from(value);
+    }
+  } else {
+    check_argument(config.value("loss_weights", json()).is_null(),
+                   "loss_weights for a single loss are not supported: scale the loss instead");
+  }
+  auto compile = [&](std::shared_ptr<optimizers::Optimizer> optimizer) {
+    if (per_output) {
+      model.compile(std::move(optimizer), output_losses, loss_weights, output_metrics);
+    } else {
+      model.compile(std::move(optimizer), loss_from(loss), metric_names_from(config.value("metrics", json::array())));
+    }
+  };
   const char* key = config.contains("optimizer_config") ? "optimizer_config" : "optimizer";
   if (!config.contains(key) || config.at(key).is_null()) {
     std::fprintf(stderr,
@@ -239,13 +308,12 @@ bool compile_from(models::Model& model, const json& config, const std::string& p
                  "as \"adam\"): compiled with Keras' default, RMSprop(learning_rate=0.001), without "
                  "the file's optimizer variables; compile the model again to train with another\n",
                  path.c_str());
-    model.compile(optimizers::get("rmsprop"), losses::get(loss_name), metrics);
+    compile(optimizers::get("rmsprop"));
     return false;
   }
   const json& optimizer = config.at(key);
-  model.compile(optimizer.is_string() ? optimizers::get(optimizer.get<std::string>())
-                                      : optimizers::from_config(optimizer),
-                losses::get(loss_name), metrics);
+  compile(optimizer.is_string() ? optimizers::get(optimizer.get<std::string>())
+                                : optimizers::from_config(optimizer));
   return true;
 }
 
@@ -369,12 +437,10 @@ void save_keras_archive(const models::Model& model, const std::string& path) {
     layer["registered_name"] = nullptr;
   }
   if (model.optimizer()) {
-    json compile = training_config(model);
+    json compile = training_config(model, true);
     compile["optimizer"] = compile.at("optimizer_config");
     compile["optimizer"]["module"] = "keras.optimizers";
     compile["optimizer"]["registered_name"] = nullptr;
-    compile["loss"]["module"] = "keras.losses";
-    compile["loss"]["registered_name"] = nullptr;
     compile.erase("optimizer_config");
     config["compile_config"] = compile;
   }

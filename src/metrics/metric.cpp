@@ -47,16 +47,18 @@ void BinaryAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
   add(correct, double(count));
 }
 
-std::unique_ptr<Metric> get(const std::string& name, const Shape& y_true, const Shape& y_pred) {
+std::unique_ptr<Metric> get(const std::string& name, const Shape& y_true, const Shape& y_pred,
+                            const std::string& reported_as) {
+  const std::string reported = reported_as.empty() ? name : reported_as;
   if (name == "accuracy" || name == "acc") {
-    if (y_pred[y_pred.rank() - 1] == 1) return std::make_unique<BinaryAccuracy>(name);
+    if (y_pred[y_pred.rank() - 1] == 1) return std::make_unique<BinaryAccuracy>(reported);
     bool sparse = y_true.rank() < y_pred.rank() || y_true[y_true.rank() - 1] == 1;
-    if (sparse) return std::make_unique<SparseCategoricalAccuracy>(name);
-    return std::make_unique<CategoricalAccuracy>(name);
+    if (sparse) return std::make_unique<SparseCategoricalAccuracy>(reported);
+    return std::make_unique<CategoricalAccuracy>(reported);
   }
-  if (name == "sparse_categorical_accuracy") return std::make_unique<SparseCategoricalAccuracy>();
-  if (name == "categorical_accuracy") return std::make_unique<CategoricalAccuracy>();
-  if (name == "binary_accuracy") return std::make_unique<BinaryAccuracy>();
+  if (name == "sparse_categorical_accuracy") return std::make_unique<SparseCategoricalAccuracy>(reported);
+  if (name == "categorical_accuracy") return std::make_unique<CategoricalAccuracy>(reported);
+  if (name == "binary_accuracy") return std::make_unique<BinaryAccuracy>(reported);
   throw Error(ErrorCode::invalid_argument,
               "metric '" + name + "' is not supported; use accuracy, "
               "sparse_categorical_accuracy, categorical_accuracy or binary_accuracy");

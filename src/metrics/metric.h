@@ -60,7 +60,8 @@ class BinaryAccuracy : public Metric {
 /// Resolves a metric name as Keras' compile does: "accuracy"/"acc" becomes binary accuracy for
 /// one output unit, sparse categorical accuracy when labels have fewer dimensions than
 /// predictions (or a last dimension of 1), categorical otherwise; the metric keeps the name
-/// it was asked for.
-std::unique_ptr<Metric> get(const std::string& name, const Shape& y_true, const Shape& y_pred);
+/// it was asked for, or `reported_as` when given (Keras' "<output>_accuracy").
+std::unique_ptr<Metric> get(const std::string& name, const Shape& y_true, const Shape& y_pred,
+                            const std::string& reported_as = "");
 
 }  // namespace tenfold::metrics

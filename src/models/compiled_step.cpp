@@ -25,11 +25,11 @@ bool may_fuse(const graph::Graph& graph, const std::vector<std::vector<int>>& co
 
 CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool training, int worker,
                            int replica)
-    : batch_(batch), training_(training), input_ids_(graph.inputs()) {
+    : batch_(batch), training_(training), input_ids_(graph.inputs()), output_ids_(graph.outputs()) {
   check_argument(!graph.nodes().empty(), "a model needs at least one layer before it can run");
-  check_argument(graph.outputs().size() == 1, "models with several outputs cannot be compiled yet");
-  output_id_ = graph.outputs()[0];
   const size_t tensor_count = size_t(graph.num_tensors());
+  std::vector<bool> is_output(tensor_count, false);
+  for (int output : output_ids_) is_output[size_t(output)] = true;
   auto shape_of = [&](int tensor) { return graph.sample_shape(tensor).with_leading(batch); };
   const std::vector<std::vector<int>> node_consumers = graph.consumers();
 
@@ -86,7 +86,7 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
       last = std::max(last, steps_[size_t(reader)].runs_backward ? backward_at(reader) : reader);
     }
     if (step.runs_backward) last = std::max(last, backward_at(s));
-    if (int(out) == output_id_) last = 2 * count + 1;  // read after the step: metrics, predict
+    if (is_output[out]) last = 2 * count + 1;  // read after the step: metrics, predict
     const bool view = step.kernel->is_reshape() && readers[size_t(step.inputs[0])].size() == 1;
     if (view) {
       view_of[out] = step.inputs[0];
@@ -105,7 +105,7 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     for (int s = 0; s < count; ++s) {
       const size_t out = size_t(steps_[size_t(s)].output);
       if (!depends[out]) continue;
-      int first_write = int(out) == output_id_ ? count : 2 * count + 1;
+      int first_write = is_output[out] ? count : 2 * count + 1;
       for (int reader : readers[out]) {
         if (steps_[size_t(reader)].runs_backward) first_write = std::min(first_write, backward_at(reader));
       }
@@ -120,7 +120,7 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     }
     // Which writes accumulate: all but the first in time order.
     std::vector<bool> written(tensor_count, false);
-    if (gradient_id[size_t(output_id_)] >= 0) written[size_t(output_id_)] = true;
+    for (int output : output_ids_) written[size_t(output)] = gradient_id[size_t(output)] >= 0;
     for (int s = count - 1; s >= 0; --s) {
       Step& step = steps_[size_t(s)];
       step.accumulates.assign(step.inputs.size(), false);
@@ -218,34 +218,53 @@ void CompiledStep::forward(bool training) {
   for (Step& step : steps_) step.kernel->forward(step.input_tensors, tensors_[size_t(step.output)], training);
 }
 
-bool CompiledStep::output_is_logits() const {
-  // The softmax's input stands in for the output only when nothing else reads the output.
+bool CompiledStep::output_is_logits(size_t index) const {
+  const int output = output_ids_.at(index);
   for (const Step& step : steps_) {
-    if (std::find(step.inputs.begin(), step.inputs.end(), output_id_) != step.inputs.end()) return false;
+    if (std::find(step.inputs.begin(), step.inputs.end(), output) != step.inputs.end()) return false;
   }
-  return steps_.back().output == output_id_ && steps_.back().kernel->ends_in_softmax();
+  for (const Step& step : steps_) {
+    if (step.output == output) return step.kernel->ends_in_softmax();
+  }
+  return false;  // a model input given back as an output
 }
 
-double CompiledStep::compute_loss(const losses::Loss& loss, const Tensor& y_true,
-                                  double mean_over, Tensor* gradient) const {
-  bool from_logits = loss.fuses_softmax() && output_is_logits();
-  const Step& last = steps_.back();
-  Tensor prediction =
-      from_logits ? last.kernel->logits(tensors_[size_t(last.inputs[0])]) : output();
+double CompiledStep::compute_loss(const losses::Loss& loss, const Tensor& y_true, double mean_over,
+                                  Tensor* gradient, size_t index) const {
+  const bool from_logits = loss.fuses_softmax() && output_is_logits(index);
+  Tensor prediction = output(index);
+  if (from_logits) {
+    for (const Step& step : steps_) {
+      if (step.output == output_ids_[index]) prediction = step.kernel->logits(step.input_tensors[0]);
+    }
+  }
   return loss.compute(prediction, y_true, from_logits, mean_over, gradient);
 }
 
-double CompiledStep::backward(const losses::Loss& loss, const Tensor& y_true, double mean_over) {
+std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, double mean_over) {
   check_argument(training_, "this step was compiled for inference, not training");
-  Tensor& output_gradient = gradients_[size_t(output_id_)];
-  double loss_sum = compute_loss(loss, y_true, mean_over, output_gradient.empty() ? nullptr : &output_gradient);
-  const bool from_logits = loss.fuses_softmax() && output_is_logits();
+  check_argument(losses.size() == output_ids_.size(),
+                 "the model has " + std::to_string(output_ids_.size()) + " outputs, got " +
+                     std::to_string(losses.size()) + " losses");
+  // A loss weighted w is a loss averaged over mean_over / w; weight 0 adds no gradient.
+  std::vector<double> sums;
+  std::vector<int> logits_outputs;
+  for (size_t k = 0; k < losses.size(); ++k) {
+    Tensor& gradient = gradients_[size_t(output_ids_[k])];
+    const bool counts = losses[k].weight != 0 && !gradient.empty();
+    if (!counts && !gradient.empty()) gradient.fill_zero();
+    sums.push_back(compute_loss(*losses[k].loss, *losses[k].y_true, mean_over / losses[k].weight,
+                                counts ? &gradient : nullptr, k));
+    if (losses[k].loss->fuses_softmax() && output_is_logits(k)) logits_outputs.push_back(output_ids_[k]);
+  }
   for (size_t s = steps_.size(); s-- > 0;) {
     Step& step = steps_[s];
     if (!step.runs_backward) continue;
     std::span<Tensor> weights(weight_gradients_.data() + step.weights_begin, step.weights_count);
+    const bool for_logits =
+        std::find(logits_outputs.begin(), logits_outputs.end(), step.output) != logits_outputs.end();
     step.kernel->backward(step.input_tensors, tensors_[size_t(step.output)], gradients_[size_t(step.output)],
-                          step.grad_targets, weights, from_logits && step.output == output_id_);
+                          step.grad_targets, weights, for_logits);
     for (size_t k = 0; k < step.inputs.size(); ++k) {
       if (!step.accumulates[k]) continue;
       float* sum = gradients_[size_t(step.inputs[k])].data<float>();
@@ -254,7 +273,12 @@ double CompiledStep::backward(const losses::Loss& loss, const Tensor& y_true, do
       for (int64_t i = 0; i < n; ++i) sum[i] += part[i];
     }
   }
-  return loss_sum;
+  return sums;
+}
+
+double CompiledStep::backward(const losses::Loss& loss, const Tensor& y_true, double mean_over) {
+  const OutputLoss only{&loss, &y_true};
+  return backward(std::span<const OutputLoss>(&only, 1), mean_over)[0];
 }
 
 }  // namespace tenfold::models

@@ -21,9 +21,17 @@
 
 namespace tenfold::models {
 
+/// The loss of one model output, for backward: `loss` of the output against `y_true`, counted
+/// `weight` times in the total (Keras' loss_weights).
+struct OutputLoss {
+  const losses::Loss* loss;
+  const Tensor* y_true;
+  double weight = 1;
+};
+
 class CompiledStep {
  public:
-  /// The graph's layers must be built; it must have one output. With `training`, backward
+  /// The graph's layers must be built. With `training`, backward
   /// buffers and weight gradients are planned too. `worker` and `replica` say who runs it
   /// (they seed Dropout's masks).
   CompiledStep(const graph::Graph& graph, int64_t batch, bool training, int worker = 0,
@@ -33,15 +41,19 @@ class CompiledStep {
   /// Fill the model's inputs (in the graph's order) with a batch before forward().
   Tensor& input(size_t index = 0) { return tensors_.at(size_t(input_ids_.at(index))); }
   size_t num_inputs() const { return input_ids_.size(); }
-  /// The model's output after forward().
-  const Tensor& output() const { return tensors_.at(size_t(output_id_)); }
+  /// The model's outputs (in the graph's order) after forward().
+  const Tensor& output(size_t index = 0) const { return tensors_.at(size_t(output_ids_.at(index))); }
+  size_t num_outputs() const { return output_ids_.size(); }
   void forward(bool training);
-  /// After forward(): the loss summed over this batch (from the logits when the model ends in
-  /// softmax and the loss can take them); with `gradient`, also d(sum / mean_over)/d output.
+  /// After forward(): output `index`'s loss summed over this batch (from the logits when the
+  /// output is a softmax the loss can take them from); with `gradient`, also
+  /// d(sum / mean_over)/d output.
   double compute_loss(const losses::Loss& loss, const Tensor& y_true, double mean_over,
-                      Tensor* gradient) const;
-  /// After forward(true): the loss summed over this batch; gradients of (that sum / mean_over)
-  /// land in weight_gradients().
+                      Tensor* gradient, size_t index = 0) const;
+  /// After forward(true): each output's loss summed over this batch; gradients of
+  /// sum over outputs of (weight x loss sum / mean_over) land in weight_gradients().
+  std::vector<double> backward(std::span<const OutputLoss> losses, double mean_over);
+  /// The same for a model with one output.
   double backward(const losses::Loss& loss, const Tensor& y_true, double mean_over);
   /// One per weight of the steps' layers, in step order, in the weights' native layouts.
   std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
@@ -71,13 +83,15 @@ class CompiledStep {
     std::vector<Tensor> scratch;  // the scratch buffers, one per accumulating input
     size_t weights_begin = 0, weights_count = 0;
   };
-  bool output_is_logits() const;
+  /// Whether output `index` is a softmax whose input a loss may take instead (nothing else
+  /// reads the output).
+  bool output_is_logits(size_t index) const;
 
   int64_t batch_;
   bool training_;
   std::vector<Step> steps_;
   std::vector<int> input_ids_;
-  int output_id_ = -1;
+  std::vector<int> output_ids_;
   MemoryPlan plan_;
   std::shared_ptr<std::byte> arena_;
   std::vector<Tensor> tensors_;    // per tensor id: activations (model inputs own theirs)

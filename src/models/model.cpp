@@ -1,5 +1,7 @@
 #include "models/model.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -40,21 +42,62 @@ void Model::set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> la
 
 void Model::compile(std::shared_ptr<optimizers::Optimizer> optimizer,
                     std::shared_ptr<losses::Loss> loss, std::vector<std::string> metrics) {
-  check_argument(optimizer && loss, "compile needs an optimizer and a loss");
-  check_argument(built(), "model '" + name_ + "' is not built: start it with "
-                          "layers::Input(shape) or call build(sample_shape) before compile");
-  optimizer_ = std::move(optimizer);
-  loss_ = std::move(loss);
-  metric_names_ = std::move(metrics);
-  optimizer_->build(weights());
-  strategy_ = distribute::current_strategy();
-  replica_steps_.clear();
-  replica_steps_.resize(size_t(strategy_->num_local_replicas()));
+  check_argument(loss != nullptr, "compile needs a loss");
+  compile_outputs(std::move(optimizer),
+                  std::vector<OutputTraining>(std::max<size_t>(num_outputs(), 1), {loss, 1, metrics}));
 }
 
 void Model::compile(const std::string& optimizer, const std::string& loss,
                     std::vector<std::string> metrics) {
   compile(optimizers::get(optimizer), losses::get(loss), std::move(metrics));
+}
+
+void Model::compile(std::shared_ptr<optimizers::Optimizer> optimizer,
+                    const std::map<std::string, std::shared_ptr<losses::Loss>>& losses,
+                    const std::map<std::string, double>& loss_weights,
+                    const std::map<std::string, std::vector<std::string>>& metrics) {
+  check_argument(built(), "model '" + name_ + "' is not built: build it before compile");
+  const std::vector<std::string> names = output_names();
+  std::string known;
+  for (const std::string& name : names) known += (known.empty() ? "'" : ", '") + name + "'";
+  auto check_keys = [&](const auto& map, const std::string& what) {
+    for (const auto& [key, value] : map) {
+      check_argument(std::count(names.begin(), names.end(), key) == 1,
+                     what + " names output '" + key + "', but model '" + name_ + "' has outputs " + known);
+    }
+  };
+  check_keys(losses, "the loss");
+  check_keys(loss_weights, "loss_weights");
+  check_keys(metrics, "metrics");
+  std::vector<OutputTraining> outputs;
+  for (const std::string& name : names) {
+    auto loss = losses.find(name);
+    check_argument(loss != losses.end() && loss->second != nullptr,
+                   "output '" + name + "' of model '" + name_ + "' has no loss: give every output one");
+    auto weight = loss_weights.find(name);
+    auto output_metrics = metrics.find(name);
+    outputs.push_back({loss->second, weight == loss_weights.end() ? 1.0 : weight->second,
+                       output_metrics == metrics.end() ? std::vector<std::string>{} : output_metrics->second});
+  }
+  compile_outputs(std::move(optimizer), std::move(outputs));
+}
+
+void Model::compile_outputs(std::shared_ptr<optimizers::Optimizer> optimizer,
+                            std::vector<OutputTraining> outputs) {
+  check_argument(optimizer != nullptr, "compile needs an optimizer");
+  check_argument(built(), "model '" + name_ + "' is not built: start it with "
+                          "layers::Input(shape) or call build(sample_shape) before compile");
+  for (const OutputTraining& output : outputs) {
+    check_argument(output.loss != nullptr, "compile needs a loss");
+    check_argument(std::isfinite(output.weight) && output.weight >= 0,
+                   "loss weights must be finite and not negative, got " + std::to_string(output.weight));
+  }
+  optimizer_ = std::move(optimizer);
+  outputs_ = std::move(outputs);
+  optimizer_->build(weights());
+  strategy_ = distribute::current_strategy();
+  replica_steps_.clear();
+  replica_steps_.resize(size_t(strategy_->num_local_replicas()));
 }
 
 std::vector<Layer*> Model::layers() const {
@@ -84,8 +127,17 @@ const graph::Graph& Model::graph() const {
 
 const Shape& Model::input_shape() const { return graph().sample_shape(graph().inputs()[0]); }
 
-Shape Model::output_shape(int64_t batch) const {
-  return graph().sample_shape(graph().outputs()[0]).with_leading(batch);
+Shape Model::output_shape(int64_t batch, size_t index) const {
+  return graph().sample_shape(graph().outputs().at(index)).with_leading(batch);
+}
+
+std::vector<std::string> Model::output_names() const {
+  std::vector<std::string> names;
+  for (int output : graph().outputs()) {
+    const int producer = graph().producer(output);
+    names.push_back(producer >= 0 ? graph().nodes()[size_t(producer)].layer->name() : "output");
+  }
+  return names;
 }
 
 CompiledStep& Model::replica_step(int replica, int64_t batch, bool training) {

@@ -48,6 +48,16 @@ struct TrainingPosition {
 
 /// A model's inputs for one batch, in the order of its inputs.
 using Inputs = std::vector<Tensor>;
+/// A model's targets (labels) for one batch, one per output in the order of its outputs.
+using Targets = std::vector<Tensor>;
+
+/// What one output trains with: its loss, its weight in the total loss (Keras' loss_weights)
+/// and its metrics.
+struct OutputTraining {
+  std::shared_ptr<losses::Loss> loss;
+  double weight = 1;
+  std::vector<std::string> metrics;
+};
 
 class Model {
  public:
@@ -59,33 +69,42 @@ class Model {
   virtual std::string class_name() const = 0;
   bool built() const { return !graph_.inputs().empty(); }
 
-  /// Pairs the model with an optimizer, a loss and metric names (Keras' compile). The model
-  /// trains with the strategy of the scope it is compiled in (see distribute/strategy.h).
+  /// Pairs the model with an optimizer, a loss and metric names (Keras' compile), the loss and
+  /// metrics applying to every output. The model trains with the strategy of the scope it is
+  /// compiled in (see distribute/strategy.h).
   void compile(std::shared_ptr<optimizers::Optimizer> optimizer,
                std::shared_ptr<losses::Loss> loss, std::vector<std::string> metrics = {});
   void compile(const std::string& optimizer, const std::string& loss,
                std::vector<std::string> metrics = {});
+  /// Keras' compile with dicts keyed by output name: loss={...}, loss_weights={...} (1 where
+  /// absent), metrics={...}. Every output needs a loss. With several outputs, fit reports
+  /// "loss" (the weighted total), "<output>_loss" and "<output>_<metric>", as Keras does.
+  void compile(std::shared_ptr<optimizers::Optimizer> optimizer,
+               const std::map<std::string, std::shared_ptr<losses::Loss>>& losses,
+               const std::map<std::string, double>& loss_weights = {},
+               const std::map<std::string, std::vector<std::string>>& metrics = {});
 
   /// x [samples, ...] float32; y labels (int32 or float32). Trains, returns per-epoch logs.
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
-  /// The same for a model with several inputs.
-  History fit(const Inputs& x, const Tensor& y, const FitOptions& options = {});
+  /// The same for a model with several inputs or outputs.
+  History fit(const Inputs& x, const Targets& y, const FitOptions& options = {});
   /// Trains on a dataset of (features, labels) batches, one pass per epoch; for a model with
-  /// n inputs, elements are (input 1, ..., input n, labels). Warns once when
-  /// the step waits for input more than 10% of an epoch.
+  /// n inputs and m outputs, elements are (input 1, ..., input n, target 1, ..., target m).
+  /// Warns once when the step waits for input more than 10% of an epoch.
   History fit(const data::Dataset& dataset, const FitOptions& options = {});
   /// One optimizer step on the whole of (x, y); the loss and metrics of that batch.
   std::map<std::string, double> train_on_batch(const Tensor& x, const Tensor& y);
-  std::map<std::string, double> train_on_batch(const Inputs& x, const Tensor& y);
+  std::map<std::string, double> train_on_batch(const Inputs& x, const Targets& y);
   /// {"loss": ..., "accuracy": ...} over all of x.
   std::map<std::string, double> evaluate(const Tensor& x, const Tensor& y,
                                          int64_t batch_size = 32, int verbose = 1);
-  std::map<std::string, double> evaluate(const Inputs& x, const Tensor& y,
+  std::map<std::string, double> evaluate(const Inputs& x, const Targets& y,
                                          int64_t batch_size = 32, int verbose = 1);
   std::map<std::string, double> evaluate(const data::Dataset& dataset, int verbose = 1);
-  /// The model's outputs for x, [samples, ...].
+  /// The model's output for x, [samples, ...] (a model with one input and one output).
   Tensor predict(const Tensor& x, int64_t batch_size = 32);
-  Tensor predict(const Inputs& x, int64_t batch_size = 32);
+  /// Every output for x, in the order of the outputs.
+  std::vector<Tensor> predict(const Inputs& x, int64_t batch_size = 32);
 
   /// Keras' summary table; a Functional one has a "Connected to" column.
   std::string summary() const;
@@ -99,11 +118,17 @@ class Model {
   /// Sample shape of the (first) input, no batch dimension; the model must be built.
   const Shape& input_shape() const;
   size_t num_inputs() const { return graph_.inputs().size(); }
-  /// Output shape for a batch of `batch`.
-  Shape output_shape(int64_t batch) const;
+  size_t num_outputs() const { return graph_.outputs().size(); }
+  /// Shape of output `index` for a batch of `batch`.
+  Shape output_shape(int64_t batch, size_t index = 0) const;
+  /// The outputs' names: the layers that make them, as Keras names outputs.
+  std::vector<std::string> output_names() const;
   /// {"class_name": ..., "config": {...}} as Keras' model.get_config.
   virtual nlohmann::json to_config() const = 0;
-  const std::vector<std::string>& metric_names() const { return metric_names_; }
+  /// The metrics of the (first) output.
+  const std::vector<std::string>& metric_names() const { return outputs_.at(0).metrics; }
+  /// What each output trains with; empty before compile.
+  const std::vector<OutputTraining>& output_training() const { return outputs_; }
 
   /// Asks fit to stop after the current batch (Keras' model.stop_training = True).
   void stop_training() { stop_training_ = true; }
@@ -112,7 +137,8 @@ class Model {
   void set_start_position(TrainingPosition position) { start_position_ = position; }
 
   optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
-  losses::Loss* loss() const { return loss_.get(); }
+  /// The (first) output's loss; null before compile.
+  losses::Loss* loss() const { return outputs_.empty() ? nullptr : outputs_[0].loss.get(); }
 
   /// The step compiled for this batch size (cached; compiled on first use).
   CompiledStep& compiled_step(int64_t batch, bool training) { return replica_step(0, batch, training); }
@@ -131,21 +157,33 @@ class Model {
   const std::vector<std::shared_ptr<Layer>>& owned_layers() const { return layers_; }
 
  private:
-  std::vector<std::unique_ptr<metrics::Metric>> make_metrics(const Tensor& y) const;
+  /// The running results of fit or evaluate, named as Keras names them: "loss", then with
+  /// several outputs each "<output>_loss", then the metrics.
+  struct Results {
+    metrics::Mean loss{"loss"};
+    std::vector<metrics::Mean> output_losses;
+    /// Made from the first targets seen; metric_outputs[i] is the output metrics[i] reads.
+    std::vector<std::unique_ptr<metrics::Metric>> metrics;
+    std::vector<size_t> metric_outputs;
+    bool made = false;
+    /// The loss trackers, then the metrics.
+    std::vector<metrics::Metric*> all();
+    Logs logs();
+    void reset();
+  };
+  /// Sets the outputs' training and builds the optimizer.
+  void compile_outputs(std::shared_ptr<optimizers::Optimizer> optimizer, std::vector<OutputTraining> outputs);
+  void make_metrics(Results& results, const Targets& y) const;
   /// Throws, naming `action` and the fix, unless compile() was called.
   void require_compiled(const std::string& action) const;
   /// The batch (x, y) through the model, with an optimizer step when `training`, adding to
-  /// the running loss and metrics (made on first use). The batch is split over the strategy's
-  /// local replicas; in training, over every worker's replicas, with gradients and metrics
-  /// summed across workers.
-  void run_batch(const Inputs& x, const Tensor& y, bool training, metrics::Metric& loss_tracker,
-                 std::vector<std::unique_ptr<metrics::Metric>>& metrics);
-  /// Adds this worker's step results to the trackers, summed over all workers first; checks
-  /// that all workers ran the same global batch.
-  void add_global_results(const Tensor& y, double loss_sum, double count,
-                          metrics::Metric& loss_tracker,
-                          std::vector<std::unique_ptr<metrics::Metric>>& metrics,
-                          const std::vector<std::pair<double, double>>& metrics_before);
+  /// the running loss and metrics. The batch is split over the strategy's local replicas; in
+  /// training, over every worker's replicas, with gradients and metrics summed across workers.
+  void run_batch(const Inputs& x, const Targets& y, bool training, Results& results);
+  /// Adds this worker's step results (`before`: each tracker's total and count before the
+  /// batch) summed over all workers; checks that all workers ran the same global batch.
+  void add_global_results(const Targets& y, Results& results,
+                          const std::vector<std::pair<double, double>>& before);
   /// Warns once when a multi-replica strategy exists but this model was compiled outside it.
   void warn_if_outside_scope();
 
@@ -153,8 +191,7 @@ class Model {
   std::vector<std::shared_ptr<Layer>> layers_;
   graph::Graph graph_;
   std::shared_ptr<optimizers::Optimizer> optimizer_;
-  std::shared_ptr<losses::Loss> loss_;
-  std::vector<std::string> metric_names_;
+  std::vector<OutputTraining> outputs_;
   std::shared_ptr<distribute::Strategy> strategy_;
   bool warned_outside_scope_ = false;
   bool stop_training_ = false;

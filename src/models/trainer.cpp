@@ -27,7 +27,7 @@ void copy_into(const Tensor& source, Tensor& destination) {
   std::memcpy(destination.raw_data(), source.raw_data(), source.num_bytes());
 }
 
-void check_inputs(const Model& model, const Inputs& x, const Tensor* y) {
+void check_inputs(const Model& model, const Inputs& x, const Targets* y) {
   const graph::Graph& graph = model.graph();
   check_argument(x.size() == graph.inputs().size(),
                  "model '" + model.name() + "' has " + std::to_string(graph.inputs().size()) +
@@ -46,53 +46,76 @@ void check_inputs(const Model& model, const Inputs& x, const Tensor* y) {
                        std::to_string(x[i].shape()[0]) + " samples");
   }
   check_argument(x[0].shape()[0] > 0, "the input has no samples");
-  if (y) {
-    check_argument(y->shape().rank() >= 1 && y->shape()[0] == x[0].shape()[0],
+  if (!y) return;
+  check_argument(y->size() == model.num_outputs(),
+                 "model '" + model.name() + "' has " + std::to_string(model.num_outputs()) +
+                     " output(s), got targets for " + std::to_string(y->size()));
+  for (const Tensor& target : *y) {
+    check_argument(target.shape().rank() >= 1 && target.shape()[0] == x[0].shape()[0],
                    "inputs and labels disagree: " + std::to_string(x[0].shape()[0]) +
-                       " samples but " +
-                       std::to_string(y->shape().rank() ? y->shape()[0] : 0) + " labels");
+                       " samples but " + std::to_string(target.shape().rank() ? target.shape()[0] : 0) +
+                       " labels");
   }
 }
 
-/// A dataset batch as (inputs..., labels), checked against the model.
-std::pair<Inputs, const Tensor&> features_and_labels(const Model& model, const data::Element& batch) {
-  const size_t inputs = model.num_inputs();
-  check_argument(batch.size() == inputs + 1,
+/// A dataset batch as (inputs..., targets...), checked against the model.
+std::pair<Inputs, Targets> features_and_labels(const Model& model, const data::Element& batch) {
+  const size_t inputs = model.num_inputs(), outputs = model.num_outputs();
+  check_argument(batch.size() == inputs + outputs,
                  "fit and evaluate need dataset elements (" +
-                     std::string(inputs == 1 ? "features" : std::to_string(inputs) + " inputs") +
-                     ", labels), got " + std::to_string(batch.size()) + " component(s)");
+                     std::string(inputs == 1 ? "features" : std::to_string(inputs) + " inputs") + ", " +
+                     std::string(outputs == 1 ? "labels" : std::to_string(outputs) + " targets") + "), got " +
+                     std::to_string(batch.size()) + " component(s)");
   Inputs x(batch.begin(), batch.begin() + long(inputs));
-  check_inputs(model, x, &batch[inputs]);
-  return {std::move(x), batch[inputs]};
+  Targets y(batch.begin() + long(inputs), batch.end());
+  check_inputs(model, x, &y);
+  return {std::move(x), std::move(y)};
 }
 
-Logs collect_logs(const metrics::Metric& loss,
-                  const std::vector<std::unique_ptr<metrics::Metric>>& metrics) {
-  Logs logs = {{"loss", loss.result()}};
-  for (const auto& metric : metrics) logs.push_back({metric->name(), metric->result()});
-  return logs;
-}
-
-/// The dataset of (inputs..., labels) samples.
-data::Dataset samples(const Inputs& x, const Tensor& y) {
+/// The dataset of (inputs..., targets...) samples.
+data::Dataset samples(const Inputs& x, const Targets& y) {
   std::vector<Tensor> components = x;
-  components.push_back(y);
+  components.insert(components.end(), y.begin(), y.end());
   return data::Dataset::from_tensor_slices(components);
 }
 
-data::Dataset batched(const Inputs& x, const Tensor& y, int64_t batch_size) {
+data::Dataset batched(const Inputs& x, const Targets& y, int64_t batch_size) {
   check_argument(batch_size > 0, "batch_size must be positive, got " + std::to_string(batch_size));
   return samples(x, y).batch(batch_size);
 }
 
 }  // namespace
 
-std::vector<std::unique_ptr<metrics::Metric>> Model::make_metrics(const Tensor& y) const {
-  std::vector<std::unique_ptr<metrics::Metric>> result;
-  for (const auto& name : metric_names_) {
-    result.push_back(metrics::get(name, y.shape(), output_shape(y.shape()[0])));
+std::vector<metrics::Metric*> Model::Results::all() {
+  std::vector<metrics::Metric*> trackers = {&loss};
+  for (auto& output_loss : output_losses) trackers.push_back(&output_loss);
+  for (auto& metric : metrics) trackers.push_back(metric.get());
+  return trackers;
+}
+
+Logs Model::Results::logs() {
+  Logs logs;
+  for (const metrics::Metric* tracker : all()) logs.push_back({tracker->name(), tracker->result()});
+  return logs;
+}
+
+void Model::Results::reset() {
+  for (metrics::Metric* tracker : all()) tracker->reset_state();
+}
+
+void Model::make_metrics(Results& results, const Targets& y) const {
+  // Several outputs: Keras prefixes each output's loss and metrics with its name.
+  const bool several = outputs_.size() > 1;
+  const std::vector<std::string> names = output_names();
+  for (size_t k = 0; k < outputs_.size(); ++k) {
+    if (several) results.output_losses.emplace_back(names[k] + "_loss");
+    for (const std::string& metric : outputs_[k].metrics) {
+      results.metrics.push_back(metrics::get(metric, y[k].shape(), output_shape(y[k].shape()[0], k),
+                                             several ? names[k] + "_" + metric : metric));
+      results.metric_outputs.push_back(k);
+    }
   }
-  return result;
+  results.made = true;
 }
 
 void Model::require_compiled(const std::string& action) const {
@@ -120,12 +143,10 @@ double batch_fingerprint(const Tensor& y) {
 
 }  // namespace
 
-void Model::run_batch(const Inputs& x, const Tensor& y, bool training,
-                           metrics::Metric& loss_tracker,
-                           std::vector<std::unique_ptr<metrics::Metric>>& metrics) {
+void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results& results) {
   const int64_t global = x[0].shape()[0];
-  loss_->validate_targets(y, output_shape(1));
-  if (metrics.empty()) metrics = make_metrics(y);
+  for (size_t k = 0; k < outputs_.size(); ++k) outputs_[k].loss->validate_targets(y[k], output_shape(1, k));
+  if (!results.made) make_metrics(results, y);
   distribute::Strategy& strategy = *strategy_;
   const int local = strategy.num_local_replicas();
   // Training splits the global batch over every replica of every worker; evaluation splits it
@@ -136,7 +157,7 @@ void Model::run_batch(const Inputs& x, const Tensor& y, bool training,
 
   std::vector<std::pair<int64_t, int64_t>> rows(static_cast<size_t>(local));
   std::vector<CompiledStep*> steps(static_cast<size_t>(local));
-  std::vector<double> loss_sums(static_cast<size_t>(local), 0.0);
+  std::vector<std::vector<double>> loss_sums(static_cast<size_t>(local));  // per replica, output
   strategy.run_on_replicas([&](int replica) {
     auto [begin, end] = rows[size_t(replica)] = split_rows(global, parts, first_part + replica);
     if (begin == end) {
@@ -150,11 +171,20 @@ void Model::run_batch(const Inputs& x, const Tensor& y, bool training,
     steps[size_t(replica)] = &step;
     for (size_t i = 0; i < x.size(); ++i) copy_into(x[i].slice_batch(begin, end), step.input(i));
     step.forward(training);
-    Tensor y_rows = y.slice_batch(begin, end);
     // The loss of each replica is scaled by 1 / global batch: the sum over replicas and
     // workers is then the gradient of the global batch's mean loss.
-    loss_sums[size_t(replica)] = training ? step.backward(*loss_, y_rows, double(global))
-                                          : step.compute_loss(*loss_, y_rows, double(global), nullptr);
+    Targets y_rows;
+    std::vector<OutputLoss> terms;
+    for (size_t k = 0; k < outputs_.size(); ++k) y_rows.push_back(y[k].slice_batch(begin, end));
+    for (size_t k = 0; k < outputs_.size(); ++k) terms.push_back({outputs_[k].loss.get(), &y_rows[k], outputs_[k].weight});
+    std::vector<double>& sums = loss_sums[size_t(replica)];
+    if (training) {
+      sums = step.backward(terms, double(global));
+    } else {
+      for (size_t k = 0; k < terms.size(); ++k) {
+        sums.push_back(step.compute_loss(*terms[k].loss, y_rows[k], double(global), nullptr, k));
+      }
+    }
   });
 
   if (training) {
@@ -182,49 +212,50 @@ void Model::run_batch(const Inputs& x, const Tensor& y, bool training,
     }
   }
 
-  std::vector<std::pair<double, double>> metrics_before;
-  for (const auto& metric : metrics) metrics_before.emplace_back(metric->total(), metric->count());
-  double loss_sum = 0, count = 0;
+  std::vector<std::pair<double, double>> before;
+  for (const metrics::Metric* tracker : results.all()) before.emplace_back(tracker->total(), tracker->count());
   for (int replica = 0; replica < local; ++replica) {
     auto [begin, end] = rows[size_t(replica)];
     if (begin == end) continue;
-    loss_sum += loss_sums[size_t(replica)];
-    count += double(end - begin);
-    Tensor y_rows = y.slice_batch(begin, end);
-    for (auto& metric : metrics) metric->update_state(y_rows, steps[size_t(replica)]->output());
+    const double count = double(end - begin);
+    double total = 0;
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      const double sum = loss_sums[size_t(replica)][k];
+      total += outputs_[k].weight * sum;
+      if (!results.output_losses.empty()) results.output_losses[k].add(sum, count);
+    }
+    results.loss.add(total, count);
+    for (size_t i = 0; i < results.metrics.size(); ++i) {
+      const size_t k = results.metric_outputs[i];
+      results.metrics[i]->update_state(y[k].slice_batch(begin, end), steps[size_t(replica)]->output(k));
+    }
   }
-  if (!across_workers) {
-    loss_tracker.add(loss_sum, count);
-    return;
-  }
-  add_global_results(y, loss_sum, count, loss_tracker, metrics, metrics_before);
+  if (across_workers) add_global_results(y, results, before);
 }
 
-void Model::add_global_results(const Tensor& y, double loss_sum, double count,
-                                    metrics::Metric& loss_tracker,
-                                    std::vector<std::unique_ptr<metrics::Metric>>& metrics,
-                                    const std::vector<std::pair<double, double>>& metrics_before) {
-  // One small all-reduce: loss and sample count, each metric's increments, and the batch's
-  // fingerprint and its square (all workers ran the same batch iff W * sum(f^2) == sum(f)^2).
-  double fingerprint = batch_fingerprint(y);
-  std::vector<double> sums = {loss_sum, count, fingerprint, fingerprint * fingerprint};
-  for (size_t i = 0; i < metrics.size(); ++i) {
-    sums.push_back(metrics[i]->total() - metrics_before[i].first);
-    sums.push_back(metrics[i]->count() - metrics_before[i].second);
+void Model::add_global_results(const Targets& y, Results& results,
+                               const std::vector<std::pair<double, double>>& before) {
+  // One small all-reduce: the batch's fingerprint and its square (all workers ran the same
+  // batch iff W * sum(f^2) == sum(f)^2), then each tracker's increments (total, count).
+  double fingerprint = batch_fingerprint(y[0]);
+  std::vector<double> sums = {fingerprint, fingerprint * fingerprint};
+  std::vector<metrics::Metric*> trackers = results.all();
+  for (size_t i = 0; i < trackers.size(); ++i) {
+    sums.push_back(trackers[i]->total() - before[i].first);
+    sums.push_back(trackers[i]->count() - before[i].second);
   }
   distribute::Communicator& communicator = strategy_->communicator();
   communicator.allreduce_sum(sums.data(), int64_t(sums.size()));
-  if (double(communicator.size()) * sums[3] != sums[2] * sums[2]) {
+  if (double(communicator.size()) * sums[1] != sums[0] * sums[0]) {
     throw Error(ErrorCode::invalid_argument,
                 "the workers trained on different batches in the same step: every worker must "
                 "read the same global batches in the same order. Give the dataset's shuffle the "
                 "same seed on every worker (shuffle(buffer_size, seed)); each worker then takes "
                 "its own slice of each global batch");
   }
-  loss_tracker.add(sums[0], sums[1]);
-  for (size_t i = 0; i < metrics.size(); ++i) {
-    metrics[i]->reset_state();
-    metrics[i]->add(metrics_before[i].first + sums[4 + 2 * i], metrics_before[i].second + sums[5 + 2 * i]);
+  for (size_t i = 0; i < trackers.size(); ++i) {
+    trackers[i]->reset_state();
+    trackers[i]->add(before[i].first + sums[2 + 2 * i], before[i].second + sums[3 + 2 * i]);
   }
 }
 
@@ -241,27 +272,26 @@ void Model::warn_if_outside_scope() {
 }
 
 std::map<std::string, double> Model::train_on_batch(const Tensor& x, const Tensor& y) {
-  return train_on_batch(Inputs{x}, y);
+  return train_on_batch(Inputs{x}, Targets{y});
 }
 
-std::map<std::string, double> Model::train_on_batch(const Inputs& x, const Tensor& y) {
+std::map<std::string, double> Model::train_on_batch(const Inputs& x, const Targets& y) {
   require_compiled("train_on_batch");
   check_inputs(*this, x, &y);
-  metrics::Mean loss_tracker("loss");
-  std::vector<std::unique_ptr<metrics::Metric>> metrics;
-  run_batch(x, y, true, loss_tracker, metrics);
-  Logs logs = collect_logs(loss_tracker, metrics);
+  Results results;
+  run_batch(x, y, true, results);
+  Logs logs = results.logs();
   return std::map<std::string, double>(logs.begin(), logs.end());
 }
 
 History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
-  return fit(Inputs{x}, y, options);
+  return fit(Inputs{x}, Targets{y}, options);
 }
 
-History Model::fit(const Inputs& x, const Tensor& y, const FitOptions& options) {
+History Model::fit(const Inputs& x, const Targets& y, const FitOptions& options) {
   require_compiled("fit");
   check_inputs(*this, x, &y);
-  loss_->validate_targets(y, output_shape(1));
+  for (size_t k = 0; k < outputs_.size(); ++k) outputs_[k].loss->validate_targets(y[k], output_shape(1, k));
   // As Keras with arrays: the whole set reshuffled every epoch.
   data::Dataset dataset = samples(x, y);
   if (options.shuffle) dataset = dataset.shuffle(x[0].shape()[0], options.shuffle_seed);
@@ -278,14 +308,13 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
                  "one, e.g. with take(steps)");
   std::optional<data::Dataset> validation = options.validation_dataset;
   if (!validation && options.validation_data) {
-    validation = batched({options.validation_data->first}, options.validation_data->second,
+    validation = batched({options.validation_data->first}, {options.validation_data->second},
                          options.batch_size);
   }
   warn_if_outside_scope();
   // Worker 0 alone reports; the others train in step with it.
   const int verbose = strategy_->is_chief() ? options.verbose : 0;
-  metrics::Mean loss_tracker("loss");
-  std::vector<std::unique_ptr<metrics::Metric>> metrics;  // made from the first labels seen
+  Results results;
   bool warned_input_bound = false;
   History history;
 
@@ -296,8 +325,7 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
   const TrainingPosition start = start_position_;
   Logs logs;
   for (int epoch = start.epoch; epoch < options.epochs && !stop_training_; ++epoch) {
-    loss_tracker.reset_state();
-    for (auto& metric : metrics) metric->reset_state();
+    results.reset();
     for (auto& callback : options.callbacks) callback->on_epoch_begin(epoch);
     if (verbose > 0) std::printf("Epoch %d/%d\n", epoch + 1, options.epochs);
     ProgressBar bar(dataset.cardinality(), verbose);
@@ -315,8 +343,8 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
       if (!batch) break;
       auto [x, y] = features_and_labels(*this, *batch);
       for (auto& callback : options.callbacks) callback->on_train_batch_begin(steps);
-      run_batch(x, y, true, loss_tracker, metrics);
-      Logs batch_logs = collect_logs(loss_tracker, metrics);
+      run_batch(x, y, true, results);
+      Logs batch_logs = results.logs();
       for (auto& callback : options.callbacks) callback->on_train_batch_end(steps, batch_logs);
       bar.update(++steps, batch_logs);
     }
@@ -334,11 +362,11 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
                    100 * waiting / elapsed, epoch + 1, waiting, elapsed);
       warned_input_bound = true;
     }
-    logs = collect_logs(loss_tracker, metrics);
+    logs = results.logs();
     if (validation) {
-      auto results = evaluate(*validation, 0);
-      for (const auto& [name, value] : collect_logs(loss_tracker, metrics)) {  // Keras' order
-        logs.push_back({"val_" + name, results.at(name)});
+      auto validated = evaluate(*validation, 0);
+      for (const auto& [name, value] : results.logs()) {  // Keras' order
+        logs.push_back({"val_" + name, validated.at(name)});
       }
     }
     bar.finish(logs, steps);
@@ -352,49 +380,55 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
 
 std::map<std::string, double> Model::evaluate(const Tensor& x, const Tensor& y,
                                               int64_t batch_size, int verbose) {
-  return evaluate(Inputs{x}, y, batch_size, verbose);
+  return evaluate(Inputs{x}, Targets{y}, batch_size, verbose);
 }
 
-std::map<std::string, double> Model::evaluate(const Inputs& x, const Tensor& y,
+std::map<std::string, double> Model::evaluate(const Inputs& x, const Targets& y,
                                               int64_t batch_size, int verbose) {
   require_compiled("evaluate");
   check_inputs(*this, x, &y);
-  loss_->validate_targets(y, output_shape(1));
+  for (size_t k = 0; k < outputs_.size(); ++k) outputs_[k].loss->validate_targets(y[k], output_shape(1, k));
   return evaluate(batched(x, y, batch_size), verbose);
 }
 
 std::map<std::string, double> Model::evaluate(const data::Dataset& dataset, int verbose) {
   require_compiled("evaluate");
-  metrics::Mean loss_tracker("loss");
-  std::vector<std::unique_ptr<metrics::Metric>> metrics;
+  Results results;
   ProgressBar bar(dataset.cardinality(), verbose);
   int64_t steps = 0;
   auto iterator = dataset.iterate();
   while (auto batch = iterator->next()) {
     auto [x, y] = features_and_labels(*this, *batch);
-    run_batch(x, y, false, loss_tracker, metrics);
-    bar.update(++steps, collect_logs(loss_tracker, metrics));
+    run_batch(x, y, false, results);
+    bar.update(++steps, results.logs());
   }
   check_argument(steps > 0, "the evaluation dataset produced no batches: it is empty");
-  Logs logs = collect_logs(loss_tracker, metrics);
+  Logs logs = results.logs();
   bar.finish(logs, steps);
   return std::map<std::string, double>(logs.begin(), logs.end());
 }
 
-Tensor Model::predict(const Tensor& x, int64_t batch_size) { return predict(Inputs{x}, batch_size); }
+Tensor Model::predict(const Tensor& x, int64_t batch_size) {
+  check_argument(num_outputs() == 1, "model '" + name_ + "' has " + std::to_string(num_outputs()) +
+                                         " outputs: predict(Inputs) gives them all");
+  return predict(Inputs{x}, batch_size)[0];
+}
 
-Tensor Model::predict(const Inputs& x, int64_t batch_size) {
+std::vector<Tensor> Model::predict(const Inputs& x, int64_t batch_size) {
   check_inputs(*this, x, nullptr);
   check_argument(batch_size > 0, "batch_size must be positive, got " + std::to_string(batch_size));
   const int64_t count = x[0].shape()[0];
-  Tensor predictions(output_shape(count));
+  std::vector<Tensor> predictions;
+  for (size_t k = 0; k < num_outputs(); ++k) predictions.emplace_back(output_shape(count, k));
   for (int64_t begin = 0; begin < count; begin += batch_size) {
     int64_t end = std::min(begin + batch_size, count);
     CompiledStep& step = compiled_step(end - begin, false);
     for (size_t i = 0; i < x.size(); ++i) copy_into(x[i].slice_batch(begin, end), step.input(i));
     step.forward(false);
-    Tensor rows = predictions.slice_batch(begin, end);
-    copy_into(step.output(), rows);
+    for (size_t k = 0; k < predictions.size(); ++k) {
+      Tensor rows = predictions[k].slice_batch(begin, end);
+      copy_into(step.output(k), rows);
+    }
   }
   return predictions;
 }

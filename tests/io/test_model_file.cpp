@@ -209,6 +209,25 @@ TEST_P(TenfoldFiles, RoundTripInTenfold) {
   fs::remove(path);
 }
 
+TEST(TenfoldFiles, LossesWeightsAndMetricsPerOutputRoundTrip) {
+  for (std::string extension : {".h5", ".keras"}) {
+    auto model = load_model_json(fixture_path("keras/parity_two_outputs/model.json"));
+    model->compile(optimizers::get("adam"), {{"digit", losses::get("sparse_categorical_crossentropy")}, {"bright", losses::get("mse")}},
+                   {{"digit", 1.0}, {"bright", 0.5}}, {{"digit", {"accuracy"}}});
+    fs::path path = scratch("two_outputs" + extension);
+    save_model(*model, path.string());
+    auto loaded = load_model(path.string());
+    fs::remove(path);
+    ASSERT_EQ(loaded->output_training().size(), 2u) << extension;
+    EXPECT_EQ(loaded->output_names(), (std::vector<std::string>{"digit", "bright"}));
+    EXPECT_EQ(loaded->output_training()[0].loss->name(), "sparse_categorical_crossentropy");
+    EXPECT_EQ(loaded->output_training()[1].loss->name(), "mean_squared_error");
+    EXPECT_EQ(loaded->output_training()[1].weight, 0.5);
+    EXPECT_EQ(loaded->output_training()[0].metrics, std::vector<std::string>{"accuracy"});
+    EXPECT_TRUE(loaded->output_training()[1].metrics.empty());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(ModelsAndFormats, TenfoldFiles,
                          ::testing::Combine(::testing::Bool(), ::testing::Values(".h5", ".keras")));
 

@@ -252,7 +252,7 @@ def main():
     parity(train, residual_model, "parity_residual", save_model=True)
     parity(train, concat_model, "parity_concat")
     parity(train, two_inputs_model, "parity_two_inputs", batch=two_inputs_batch)
-    parity(train, nested_model, "parity_nested")
+    parity(train, nested_model, "parity_nested", save_model=True)
     parity(train, two_outputs_model, "parity_two_outputs", batch=two_outputs_batch, logs=True)
     if not args.skip_curve:
         curve(train, test)

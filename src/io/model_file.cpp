@@ -118,26 +118,44 @@ json training_config(const models::Model& model, bool with_module = false) {
           {"optimizer_config", {{"class_name", model.optimizer()->class_name()}, {"config", optimizer}}}};
 }
 
+/// The weights of a member of Keras' model.layers (a layer, or a nested model's layers), and
+/// the prefix Keras' HDF5 names them with: the model's name for a layer, the nested model's
+/// own name for its layers ("features/conv2d/kernel").
+std::vector<std::pair<std::string, Variable*>> member_weights(const models::Model& model,
+                                                               const models::Model::Member& member) {
+  const std::string& prefix = member.model ? member.name() : model.name();
+  std::vector<std::pair<std::string, Variable*>> weights;
+  for (Layer* layer : member.layers()) {
+    for (Variable* weight : layer->weights()) weights.emplace_back(prefix + "/" + layer->name() + "/" + weight->name(), weight);
+  }
+  return weights;
+}
+
 void write_weights(const models::Model& model, const Hdf5Object& file) {
   Hdf5Object group = file.create_group("model_weights");
   group.write_string_attribute("backend", "tensorflow");
   group.write_string_attribute("keras_version", keras_version);
   std::vector<std::string> layer_names;
-  for (Layer* layer : model.layers()) layer_names.push_back(layer->name());
+  for (const auto& member : model.members()) layer_names.push_back(member.name());
   group.write_string_array_attribute("layer_names", layer_names);
-  for (Layer* layer : model.layers()) {
-    Hdf5Object layer_group = group.create_group(layer->name());
+  for (const auto& member : model.members()) {
+    Hdf5Object member_group = group.create_group(member.name());
+    std::vector<std::pair<std::string, Variable*>> weights = member_weights(model, member);
     std::vector<std::string> names;
-    std::vector<const Variable*> weights = std::as_const(*layer).weights();
     if (!weights.empty()) {
-      Hdf5Object inner = layer_group.create_group(model.name()).create_group(layer->name());
-      for (const Variable* weight : weights) {
-        names.push_back(model.name() + "/" + layer->name() + "/" + weight->name());
-        Tensor value = weight->read();
-        inner.write_dataset(weight->name(), value.shape(), value.data<float>());
+      // Datasets at <prefix>/<layer>/<weight> inside the member's group.
+      Hdf5Object prefix_group = member_group.create_group(weights[0].first.substr(0, weights[0].first.find('/')));
+      for (Layer* layer : member.layers()) {
+        if (layer->weights().empty()) continue;
+        Hdf5Object layer_group = prefix_group.create_group(layer->name());
+        for (const Variable* weight : std::as_const(*layer).weights()) {
+          Tensor value = weight->read();
+          layer_group.write_dataset(weight->name(), value.shape(), value.data<float>());
+        }
       }
+      for (const auto& [name, weight] : weights) names.push_back(name);
     }
-    layer_group.write_string_array_attribute("weight_names", names);
+    member_group.write_string_array_attribute("weight_names", names);
   }
   group.create_group("top_level_model_weights").write_string_array_attribute("weight_names", {});
 }
@@ -154,9 +172,10 @@ void write_optimizer(const models::Model& model, const Hdf5Object& file) {
   std::vector<std::string> slot_names = optimizer.slot_names();
   std::vector<std::string> prefixes;  // <model>_<layer>_<weight>, per variable
   std::vector<Variable*> weights;
-  for (Layer* layer : model.layers()) {
-    for (Variable* weight : layer->weights()) {
-      prefixes.push_back(model.name() + "_" + layer->name() + "_" + weight->name());
+  for (const auto& member : model.members()) {
+    for (auto [name, weight] : member_weights(model, member)) {
+      std::replace(name.begin(), name.end(), '/', '_');
+      prefixes.push_back(name);
       weights.push_back(weight);
     }
   }
@@ -183,8 +202,8 @@ json parse_config(const std::string& text, const std::string& where) {
   }
 }
 
-/// Layers with weights are matched in order, as Keras' HDF5 loader does (names differ when the
-/// same architecture was built after other models in a process).
+/// Members (Keras' model.layers) with weights are matched in order, as Keras' HDF5 loader
+/// does (names differ when the same architecture was built after other models in a process).
 void read_weights(models::Model& model, const StoredGroup& file) {
   const StoredGroup& group = file.open_group("model_weights");
   std::vector<const StoredGroup*> file_layers;  // the file's layers that hold weights, in order
@@ -196,25 +215,25 @@ void read_weights(models::Model& model, const StoredGroup& file) {
     file_layers.push_back(&layer_group);
     file_weight_names.push_back(std::move(names));
   }
-  std::vector<Layer*> layers;
-  for (Layer* layer : model.layers()) {
-    if (!layer->weights().empty()) layers.push_back(layer);
+  std::vector<const models::Model::Member*> members;
+  for (const auto& member : model.members()) {
+    if (!member_weights(model, member).empty()) members.push_back(&member);
   }
-  if (layers.size() != file_layers.size()) {
+  if (members.size() != file_layers.size()) {
     throw Error(ErrorCode::data_loss, group.path() + " holds weights for " + std::to_string(file_layers.size()) +
-                                          " layers; the model has " + std::to_string(layers.size()) +
+                                          " layers; the model has " + std::to_string(members.size()) +
                                           " layers with weights");
   }
-  for (size_t l = 0; l < layers.size(); ++l) {
-    std::vector<Variable*> weights = layers[l]->weights();
+  for (size_t l = 0; l < members.size(); ++l) {
+    std::vector<std::pair<std::string, Variable*>> weights = member_weights(model, *members[l]);
     const std::vector<std::string>& names = file_weight_names[l];
     if (names.size() != weights.size()) {
       throw Error(ErrorCode::data_loss, file_layers[l]->path() + " lists " + std::to_string(names.size()) +
-                                            " weights; layer '" + layers[l]->name() + "' has " +
+                                            " weights; layer '" + members[l]->name() + "' has " +
                                             std::to_string(weights.size()));
     }
     for (size_t i = 0; i < weights.size(); ++i) {
-      weights[i]->assign(file_layers[l]->read_dataset(names[i], weights[i]->shape()));
+      weights[i].second->assign(file_layers[l]->read_dataset(names[i], weights[i].second->shape()));
     }
   }
 }
@@ -330,8 +349,8 @@ std::string to_snake_case(const std::string& class_name) {
 std::vector<std::string> keras3_layer_keys(const models::Model& model) {
   std::map<std::string, int> used;
   std::vector<std::string> keys;
-  for (Layer* layer : model.layers()) {
-    std::string key = to_snake_case(layer->class_name());
+  for (const auto& member : model.members()) {
+    std::string key = to_snake_case(member.class_name());
     auto [entry, first] = used.try_emplace(key, 0);
     if (!first) {
       key += '_';
@@ -346,19 +365,49 @@ std::vector<std::string> keras3_layer_keys(const models::Model& model) {
 ///   /layers/<key>/vars/0, 1, ...     (key: keras3_layer_keys; @name = the layer's name)
 ///   /optimizer/vars/0 iteration, 1 learning_rate, then each weight's slots in turn
 ///   /vars                            (@name = the model's name; the model's own weights: none)
-void write_keras3_weights(const models::Model& model, const Hdf5Object& file, bool with_optimizer) {
-  Hdf5Object layers = file.create_group("layers");
+/// /layers/<key>/vars of each member of `model` under `group`; a nested model's under
+/// /layers/<key>/layers/..., as Keras 3 nests them.
+void write_keras3_layers(const models::Model& model, const Hdf5Object& group) {
+  Hdf5Object layers = group.create_group("layers");
   std::vector<std::string> keys = keras3_layer_keys(model);
   for (size_t l = 0; l < keys.size(); ++l) {
-    Layer* layer = model.layers()[l];
-    Hdf5Object vars = layers.create_group(keys[l]).create_group("vars");
-    vars.write_string_attribute("name", layer->name());
+    const models::Model::Member& member = model.members()[l];
+    Hdf5Object member_group = layers.create_group(keys[l]);
+    if (member.model) write_keras3_layers(*member.model, member_group);
+    Hdf5Object vars = member_group.create_group("vars");
+    vars.write_string_attribute("name", member.name());
+    if (member.model) continue;
     int index = 0;
-    for (const Variable* weight : std::as_const(*layer).weights()) {
+    for (const Variable* weight : std::as_const(*member.layer).weights()) {
       Tensor value = weight->read();
       vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>());
     }
   }
+}
+
+void read_keras3_layers(const models::Model& model, const StoredGroup& group) {
+  const StoredGroup& layers = group.open_group("layers");
+  std::vector<std::string> keys = keras3_layer_keys(model);
+  for (size_t l = 0; l < keys.size(); ++l) {
+    const models::Model::Member& member = model.members()[l];
+    if (member.model) {
+      read_keras3_layers(*member.model, layers.open_group(keys[l]));
+      continue;
+    }
+    std::vector<Variable*> weights = member.layer->weights();
+    if (weights.empty()) continue;
+    const StoredGroup& vars = layers.open_group(keys[l] + "/vars");
+    for (size_t i = 0; i < weights.size(); ++i) {
+      weights[i]->assign(vars.read_dataset(std::to_string(i), weights[i]->shape()));
+    }
+    if (vars.has_child(std::to_string(weights.size()))) {
+      throw Error(ErrorCode::data_loss, vars.path() + " holds more weights than layer '" + member.name() + "' has");
+    }
+  }
+}
+
+void write_keras3_weights(const models::Model& model, const Hdf5Object& file, bool with_optimizer) {
+  write_keras3_layers(model, file);
   if (with_optimizer && model.optimizer()) {
     optimizers::Optimizer& optimizer = *model.optimizer();
     Hdf5Object vars = file.create_group("optimizer").create_group("vars");
@@ -378,20 +427,7 @@ void write_keras3_weights(const models::Model& model, const Hdf5Object& file, bo
 
 /// Layers are matched by their keys, as Keras 3 does.
 void read_keras3_weights(models::Model& model, const StoredGroup& file, bool with_optimizer) {
-  const StoredGroup& layers = file.open_group("layers");
-  std::vector<std::string> keys = keras3_layer_keys(model);
-  for (size_t l = 0; l < keys.size(); ++l) {
-    Layer* layer = model.layers()[l];
-    std::vector<Variable*> weights = layer->weights();
-    if (weights.empty()) continue;
-    const StoredGroup& vars = layers.open_group(keys[l] + "/vars");
-    for (size_t i = 0; i < weights.size(); ++i) {
-      weights[i]->assign(vars.read_dataset(std::to_string(i), weights[i]->shape()));
-    }
-    if (vars.has_child(std::to_string(weights.size()))) {
-      throw Error(ErrorCode::data_loss, vars.path() + " holds more weights than layer '" + layer->name() + "' has");
-    }
-  }
+  read_keras3_layers(model, file);
   if (!with_optimizer || !model.optimizer() || !file.has_child("optimizer")) return;
   optimizers::Optimizer& optimizer = *model.optimizer();
   const StoredGroup& vars = file.open_group("optimizer/vars");
@@ -422,20 +458,30 @@ struct ScratchFile {
   }
 };
 
-void save_keras_archive(const models::Model& model, const std::string& path) {
-  json config = model.to_config();
-  // Where Keras 3 finds the model's class, as it writes it.
-  const bool sequential = model.class_name() == "Sequential";
+/// Adds where Keras 3 finds each class (its .keras loader needs them; its .h5 loader does
+/// without), as Keras writes them: a model's, then its layers', nested models included.
+void add_keras_modules(json& config) {
+  const bool sequential = config.at("class_name") == "Sequential";
   config["module"] = sequential ? "keras" : "keras.src.models.functional";
   config["registered_name"] = sequential ? json(nullptr) : json("Functional");
+  for (json& layer : config.at("config").at("layers")) {
+    const std::string class_name = layer.at("class_name");
+    if (class_name == "Sequential" || class_name == "Functional") {
+      add_keras_modules(layer);
+    } else {
+      layer["module"] = "keras.layers";
+      layer["registered_name"] = nullptr;
+    }
+  }
+}
+
+void save_keras_archive(const models::Model& model, const std::string& path) {
+  json config = model.to_config();
+  add_keras_modules(config);
+  const bool sequential = model.class_name() == "Sequential";
   json input_shape = json::array({nullptr});
   for (int64_t dim : model.input_shape().dims()) input_shape.push_back(dim);
   config["build_config"] = {{"input_shape", sequential ? input_shape : json(nullptr)}};
-  // Keras 3 finds classes by module; its .h5 loader does without.
-  for (json& layer : config.at("config").at("layers")) {
-    layer["module"] = "keras.layers";
-    layer["registered_name"] = nullptr;
-  }
   if (model.optimizer()) {
     json compile = training_config(model, true);
     compile["optimizer"] = compile.at("optimizer_config");

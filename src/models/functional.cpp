@@ -87,7 +87,8 @@ std::vector<std::string> inbound_layers(const json& layer, const std::string& na
     const json& args = node.value("args", json::array());
     check_argument(args.size() == 1, "layer '" + name + "' is called with " + std::to_string(args.size()) +
                                          " positional arguments; Tenfold calls layers on one tensor or one list");
-    for (const auto& [key, value] : node.value("kwargs", json::object()).items()) {
+    const json kwargs = node.value("kwargs", json::object());
+    for (const auto& [key, value] : kwargs.items()) {
       check_argument(value.is_null(), "layer '" + name + "' is called with " + key + "=" +
                                           value.dump() + ", which Tenfold does not implement");
     }
@@ -113,6 +114,33 @@ void check_inputs_connected(const graph::Graph& graph, const std::string& model)
                    "input '" + graph.input_names()[i] + "' of model '" + model +
                        "' is not connected to any output: remove it from the inputs or use it");
   }
+}
+
+/// Adds the nodes of `inner`, a model called as layer `name` on the tensors of `reads`, to
+/// `graph` (with its layers to `layers`); returns the tensor of its output.
+int inline_model(const Model& inner, const std::string& name, const std::vector<std::string>& reads,
+                 const std::map<std::string, int>& tensor_of, graph::Graph& graph,
+                 std::vector<std::shared_ptr<Layer>>& layers) {
+  const graph::Graph& nodes = inner.graph();
+  check_argument(reads.size() == nodes.inputs().size() && nodes.outputs().size() == 1,
+                 "model '" + name + "' used as a layer must take the tensors it is called on (" +
+                     std::to_string(reads.size()) + ") and give one output");
+  std::map<int, int> outer;  // inner tensor -> outer tensor
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const int tensor = tensor_of.at(reads[i]);
+    check_argument(graph.sample_shape(tensor) == nodes.sample_shape(nodes.inputs()[i]),
+                   "model '" + name + "' takes inputs " +
+                       nodes.sample_shape(nodes.inputs()[i]).with_leading(0).to_string(true) + " but is called on '" +
+                       reads[i] + "' " + graph.sample_shape(tensor).with_leading(0).to_string(true));
+    outer[nodes.inputs()[i]] = tensor;
+  }
+  for (const graph::Node& node : nodes.nodes()) {
+    std::vector<int> inputs;
+    for (int input : node.inputs) inputs.push_back(outer.at(input));
+    outer[node.output] = graph.add_node(*node.layer, std::move(inputs));
+    layers.push_back(node.layer->shared_from_this());
+  }
+  return outer.at(nodes.outputs()[0]);
 }
 
 }  // namespace
@@ -143,7 +171,8 @@ Functional::Functional(const std::vector<KerasTensor>& inputs, const std::vector
                    "layer '" + tensor.layer()->name() + "' is called more than once in the model: "
                    "shared layers are not supported yet");
     layers.push_back(tensor.layer());
-    int id = graph.add_node(*tensor.layer(), std::move(input_ids));
+    int id = graph.add_node(*tensor.layer(), input_ids);
+    calls_.push_back({{tensor.layer(), nullptr}, std::move(input_ids), id});
     tensor_ids[tensor.identity()] = id;
     return id;
   };
@@ -166,19 +195,23 @@ json Functional::to_config() const {
     layers.push_back({{"class_name", "InputLayer"}, {"config", layer.get_config()}, {"name", name},
                       {"inbound_nodes", json::array()}});
   }
-  for (const graph::Node& node : graph.nodes()) {
-    tensor_layer[size_t(node.output)] = node.layer->name();
+  for (const Call& call : calls_) {
+    tensor_layer[size_t(call.output)] = call.member.name();
     json arguments = json::array();
-    for (int input : node.inputs) {
+    for (int input : call.inputs) {
       arguments.push_back({{"class_name", "__keras_tensor__"},
                            {"config", {{"shape", batch_shape(graph.sample_shape(input))},
                                        {"dtype", "float32"},
                                        {"keras_history", history(tensor_layer[size_t(input)])}}}});
     }
-    json args = node.layer->takes_input_list() ? json::array({arguments}) : arguments;
-    layers.push_back({{"class_name", node.layer->class_name()}, {"config", node.layer->get_config()},
-                      {"name", node.layer->name()},
-                      {"inbound_nodes", json::array({{{"args", args}, {"kwargs", json::object()}}})}});
+    const bool list = call.member.layer && call.member.layer->takes_input_list();
+    json entry = call.member.layer
+                     ? json{{"class_name", call.member.layer->class_name()}, {"config", call.member.layer->get_config()}}
+                     : call.member.model->to_config();
+    entry["name"] = call.member.name();
+    entry["inbound_nodes"] = json::array({{{"args", list ? json::array({arguments}) : arguments},
+                                           {"kwargs", json::object()}}});
+    layers.push_back(entry);
   }
   std::vector<std::string> inputs, outputs;
   for (int input : graph.inputs()) inputs.push_back(tensor_layer[size_t(input)]);
@@ -195,6 +228,7 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
   auto result = std::unique_ptr<Functional>(new Functional(config.value("name", "")));
   graph::Graph graph;
   std::vector<std::shared_ptr<Layer>> layers;
+  std::vector<Member> members;
   std::map<std::string, int> tensor_of;  // layer name -> its output tensor
   std::vector<std::string> input_names = names_of_histories(config.at("input_layers"), "input_layers");
   std::vector<std::string> output_names = names_of_histories(config.at("output_layers"), "output_layers");
@@ -215,10 +249,6 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
     std::string name = entry.contains("name") ? entry.at("name").get<std::string>()
                                               : entry.at("config").value("name", "");
     check_argument(defined.insert(name).second, "the model config defines layer '" + name + "' twice");
-    std::string class_name = entry.value("class_name", "");
-    check_argument(class_name != "Sequential" && class_name != "Functional" && class_name != "Model",
-                   "layer '" + name + "' is a model used as a layer (" + class_name +
-                       "): nested models are not supported yet");
     pending.push_back({name, &entry, inbound_layers(entry, name)});
   }
   for (const Pending& layer : pending) {
@@ -237,6 +267,15 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
         waiting.push_back(std::move(layer));
         continue;
       }
+      const std::string class_name = layer.entry->value("class_name", "");
+      if (class_name == "Sequential" || class_name == "Functional" || class_name == "Model") {
+        std::shared_ptr<const Model> inner = models::from_config(*layer.entry);
+        tensor_of[layer.name] = inline_model(*inner, layer.name, layer.reads, tensor_of, graph, layers);
+        result->calls_.push_back({{nullptr, inner}, {}, tensor_of[layer.name]});
+        for (const std::string& read : layer.reads) result->calls_.back().inputs.push_back(tensor_of.at(read));
+        members.push_back({nullptr, inner});
+        continue;
+      }
       std::shared_ptr<Layer> built = layers::from_config(*layer.entry);
       if (auto input = std::dynamic_pointer_cast<layers::InputLayer>(built)) {
         check_argument(std::count(input_names.begin(), input_names.end(), layer.name) == 1,
@@ -253,7 +292,9 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
         shapes.push_back(graph.sample_shape(inputs.back()).with_leading(1));
       }
       built->build_for(shapes, global_random());
-      tensor_of[layer.name] = graph.add_node(*built, std::move(inputs));
+      tensor_of[layer.name] = graph.add_node(*built, inputs);
+      result->calls_.push_back({{built, nullptr}, std::move(inputs), tensor_of[layer.name]});
+      members.push_back({built, nullptr});
       layers.push_back(std::move(built));
     }
     if (waiting.size() == pending.size()) {
@@ -276,7 +317,7 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
   graph.set_outputs(outputs);
   graph.order_inputs(input_names);
   check_inputs_connected(graph, result->name());
-  result->set_graph(std::move(graph), std::move(layers));
+  result->set_graph(std::move(graph), std::move(layers), std::move(members));
   return result;
 }
 

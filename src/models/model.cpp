@@ -34,10 +34,19 @@ Model::Model(const std::string& name, const std::string& default_base)
       strategy_(distribute::current_strategy()),
       replica_steps_(1) {}
 
-void Model::set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> layers) {
+void Model::set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> layers,
+                      std::vector<Member> members) {
   graph_ = std::move(graph);
   layers_ = std::move(layers);
+  members_ = std::move(members);
+  if (members_.empty()) {
+    for (const auto& layer : layers_) members_.push_back({layer, nullptr});
+  }
   for (auto& steps : replica_steps_) steps.clear();
+}
+
+std::vector<Layer*> Model::Member::layers() const {
+  return layer ? std::vector<Layer*>{layer.get()} : model->layers();
 }
 
 void Model::compile(std::shared_ptr<optimizers::Optimizer> optimizer,

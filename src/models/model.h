@@ -109,8 +109,19 @@ class Model {
   /// Keras' summary table; a Functional one has a "Connected to" column.
   std::string summary() const;
   const std::string& name() const { return name_; }
-  /// The layers in the order they run (no InputLayer).
+  /// The layers in the order they run (no InputLayer; a nested model's layers in its place).
   std::vector<Layer*> layers() const;
+  /// Keras' model.layers, as configs and weight files lay a model out: each a layer, or a model
+  /// used as a layer (which holds its own layers).
+  struct Member {
+    std::shared_ptr<Layer> layer;
+    std::shared_ptr<const Model> model;
+    const std::string& name() const { return layer ? layer->name() : model->name(); }
+    std::string class_name() const { return layer ? layer->class_name() : model->class_name(); }
+    /// The layers it holds: itself, or the nested model's.
+    std::vector<Layer*> layers() const;
+  };
+  const std::vector<Member>& members() const { return members_; }
   std::vector<Variable*> weights() const;
   int64_t count_params() const;
   /// The layer graph; the model must be built.
@@ -151,10 +162,9 @@ class Model {
   /// `default_base` names the model when `name` is empty ("sequential", then "sequential_1").
   Model(const std::string& name, const std::string& default_base);
   /// Makes `graph` the model's (its layers built; `layers` owns them, in the order they run),
-  /// dropping compiled steps.
-  void set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> layers);
-  /// The layers as their owners.
-  const std::vector<std::shared_ptr<Layer>>& owned_layers() const { return layers_; }
+  /// dropping compiled steps. `members` as Keras lists them; by default the layers.
+  void set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> layers,
+                 std::vector<Member> members = {});
 
  private:
   /// The running results of fit or evaluate, named as Keras names them: "loss", then with
@@ -189,6 +199,7 @@ class Model {
 
   std::string name_;
   std::vector<std::shared_ptr<Layer>> layers_;
+  std::vector<Member> members_;
   graph::Graph graph_;
   std::shared_ptr<optimizers::Optimizer> optimizer_;
   std::vector<OutputTraining> outputs_;

@@ -130,6 +130,14 @@ TEST(KerasParity, ThreeAdamStepsOfAModelWithTwoInputs) {
                          "parity_two_inputs", {"meta"});
 }
 
+TEST(KerasParity, ThreeAdamStepsOfASequentialInsideAFunctional) {
+  auto model = io::load_model_json(fixture_path("keras/parity_nested/model.json"));
+  ASSERT_EQ(model->members().size(), 3u);
+  EXPECT_EQ(model->members()[0].name(), "features");
+  EXPECT_EQ(model->members()[0].class_name(), "Sequential");
+  check_three_adam_steps(*model, "parity_nested");
+}
+
 TEST(KerasParity, ThreeAdamStepsOfTwoOutputsWithLossWeights) {
   auto model = io::load_model_json(fixture_path("keras/parity_two_outputs/model.json"));
   model->compile(std::make_shared<optimizers::Adam>(),

@@ -27,6 +27,9 @@
             'bright' (linear, mse, loss weight 0.5). bright.npy: its target, each image's mean
             pixel, (64, 1). losses.npy holds the total loss; logs.json every key that
             train_on_batch(return_dict=True) returns, per step.
+  parity_frozen/
+            a small Sequential CNN whose first Conv2D is frozen (trainable=False, "trainable":
+            false in model.json): final/conv2d.* equal initial/conv2d.*.
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
             accuracy, the recipe's pipeline from_tensor_slices.shuffle(10000).batch(512)
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
@@ -60,6 +63,24 @@ def recipe_model():
         keras.layers.Dense(10, activation="softmax"),
     ])
     # jit_compile off: XLA may fuse and reorder float operations; parity wants plain Keras.
+    model.compile(optimizer=keras.optimizers.Adam(),
+                  loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"],
+                  jit_compile=False)
+    return model
+
+
+def frozen_model():
+    """A small Sequential CNN whose first Conv2D is frozen (trainable=False, recorded in
+    model.json)."""
+    model = keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        keras.layers.Conv2D(8, 3, activation="relu", trainable=False),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Conv2D(16, 3, activation="relu"),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(),
+        keras.layers.Dense(10, activation="softmax"),
+    ], name="frozen")
     model.compile(optimizer=keras.optimizers.Adam(),
                   loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"],
                   jit_compile=False)
@@ -254,6 +275,7 @@ def main():
     parity(train, two_inputs_model, "parity_two_inputs", batch=two_inputs_batch)
     parity(train, nested_model, "parity_nested", save_model=True)
     parity(train, two_outputs_model, "parity_two_outputs", batch=two_outputs_batch, logs=True)
+    parity(train, frozen_model, "parity_frozen")
     if not args.skip_curve:
         curve(train, test)
 

@@ -170,10 +170,12 @@ void write_optimizer(const models::Model& model, const Hdf5Object& file) {
   float learning_rate = optimizer.learning_rate();
   slots.write_dataset("learning_rate", Shape{}, &learning_rate);
   std::vector<std::string> slot_names = optimizer.slot_names();
-  std::vector<std::string> prefixes;  // <model>_<layer>_<weight>, per variable
+  std::vector<std::string> prefixes;  // <model>_<layer>_<weight>, per trainable variable
   std::vector<Variable*> weights;
+  const std::vector<Variable*> trainable = model.trainable_weights();
   for (const auto& member : model.members()) {
     for (auto [name, weight] : member_weights(model, member)) {
+      if (std::find(trainable.begin(), trainable.end(), weight) == trainable.end()) continue;
       std::replace(name.begin(), name.end(), '/', '_');
       prefixes.push_back(name);
       weights.push_back(weight);
@@ -243,7 +245,7 @@ void read_optimizer(models::Model& model, const StoredGroup& file) {
   const StoredGroup& group = file.open_group("optimizer_weights");
   std::vector<std::string> names = group.read_string_array_attribute("weight_names");
   std::vector<std::string> slot_names = optimizer.slot_names();
-  std::vector<Variable*> weights = model.weights();
+  std::vector<Variable*> weights = model.trainable_weights();
   size_t expected = 2 + weights.size() * slot_names.size();
   // A model compiled but never trained: Keras has not built the slots yet; they start at zero.
   bool untrained = names.size() == 2 && group.read_int64_scalar(names[0]) == 0;
@@ -416,7 +418,7 @@ void write_keras3_weights(const models::Model& model, const Hdf5Object& file, bo
     float learning_rate = optimizer.learning_rate();
     vars.write_dataset("1", Shape{}, &learning_rate);
     int index = 2;
-    std::vector<Variable*> weights = model.weights();
+    std::vector<Variable*> weights = model.trainable_weights();
     for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
       Tensor value = weights[i]->to_keras_layout(optimizer.slot(i, int(k)));
       vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>());
@@ -435,7 +437,7 @@ void read_keras3_weights(models::Model& model, const StoredGroup& file, bool wit
   optimizer.set_learning_rate(vars.read_dataset("1", Shape{}).data<float>()[0]);
   // A model compiled but never trained: Keras has not built the slots yet; they start at zero.
   if (!vars.has_child("2") && optimizer.iterations() == 0) return;
-  std::vector<Variable*> weights = model.weights();
+  std::vector<Variable*> weights = model.trainable_weights();
   size_t index = 2;
   for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
     Tensor value = vars.read_dataset(std::to_string(index++), weights[i]->shape());
@@ -603,9 +605,10 @@ json restore_model(models::Model& model, const std::string& path) {
   // A file that fails half-way must not leave half its values in the model.
   optimizers::Optimizer& optimizer = *model.optimizer();
   std::vector<Variable*> weights = model.weights();
+  const size_t trained = model.trainable_weights().size();
   std::vector<Tensor> saved;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    saved.push_back(weights[i]->value().clone());
+  for (Variable* weight : weights) saved.push_back(weight->value().clone());
+  for (size_t i = 0; i < trained; ++i) {
     for (size_t k = 0; k < optimizer.slot_names().size(); ++k) saved.push_back(optimizer.slot(i, int(k)).clone());
   }
   int64_t iterations = optimizer.iterations();
@@ -616,8 +619,8 @@ json restore_model(models::Model& model, const std::string& path) {
   } catch (...) {
     auto copy = [](const Tensor& from, Tensor& to) { std::memcpy(to.raw_data(), from.raw_data(), from.num_bytes()); };
     size_t next = 0;
-    for (size_t i = 0; i < weights.size(); ++i) {
-      copy(saved[next++], weights[i]->value());
+    for (Variable* weight : weights) copy(saved[next++], weight->value());
+    for (size_t i = 0; i < trained; ++i) {
       for (size_t k = 0; k < optimizer.slot_names().size(); ++k) copy(saved[next++], optimizer.slot(i, int(k)));
     }
     optimizer.set_iterations(iterations);

@@ -13,10 +13,10 @@ class Activation : public Layer {
   Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
   std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
+  kernels::Activation kind() const { return activation_; }
 
  protected:
   Activation(kernels::Activation activation, const std::string& snake_name, const std::string& name);
-  kernels::Activation activation() const { return activation_; }
 
  private:
   kernels::Activation activation_;

@@ -8,7 +8,9 @@
 #include "kernels/onednn/conv2d.h"
 #include "kernels/onednn/pooling.h"
 #include "kernels/onednn/weight_layout.h"
+#include "layers/activation.h"
 #include "layers/conv2d.h"
+#include "layers/merge.h"
 #include "layers/pooling.h"
 
 namespace tenfold {
@@ -148,14 +150,20 @@ class ConvMaxPoolStep : public LayerStep {
 
 }  // namespace
 
-std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const Shape& input_shape,
+std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std::vector<Shape>& input_shapes,
                                          const CompileOptions& options) {
+  auto* merge = dynamic_cast<layers::Elementwise*>(&first);
+  auto* activation = dynamic_cast<layers::Activation*>(&second);
+  if (merge != nullptr && activation != nullptr && activation->kind() != kernels::Activation::softmax) {
+    return merge->compile_with_activation(input_shapes, activation->kind());
+  }
   auto* conv = dynamic_cast<layers::Conv2D*>(&first);
   auto* pool = dynamic_cast<layers::Pooling2D*>(&second);
   if (conv == nullptr || pool == nullptr || pool->kind() != PoolKind::max ||
-      conv->activation() == kernels::Activation::softmax) {
+      conv->activation() == kernels::Activation::softmax || input_shapes.size() != 1) {
     return nullptr;
   }
+  const Shape& input_shape = input_shapes[0];
   const int64_t chunk = samples_per_chunk(*conv, input_shape);
   if (chunk == 0) return nullptr;
   return std::make_unique<ConvMaxPoolStep>(*conv, *pool, input_shape, chunk, conv->weights(),

@@ -1,5 +1,7 @@
 #pragma once
-// Pairs of layers that run faster as one step. Conv2D followed by MaxPooling2D: the convolution
+// Pairs of layers that run faster as one step. A merge layer (Add, ...) followed by an
+// Activation: the activation runs in place on the merge's output, saving a pass over memory
+// forward and backward (a residual block's Add then relu). Conv2D followed by MaxPooling2D: the convolution
 // output is the largest tensor of a CNN (the recipe's: 44 MB at batch 512), and making it in
 // full then reading it back is memory-bound. The fused step runs both layers over chunks of the
 // batch small enough to stay in cache, and never stores the convolution output at all: the
@@ -12,9 +14,9 @@
 
 namespace tenfold {
 
-/// A fused step for (first, second) on inputs of `input_shape`, or null when the pair has no
-/// faster fused form.
-std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const Shape& input_shape,
+/// A fused step for (first, second), `first` called on inputs of `input_shapes` and `second`
+/// on its output, or null when the pair has no faster fused form.
+std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std::vector<Shape>& input_shapes,
                                          const CompileOptions& options);
 
 }  // namespace tenfold

@@ -109,7 +109,7 @@ KerasTensor Layer::operator()(const std::vector<KerasTensor>& inputs) {
 }
 
 nlohmann::json Layer::get_config() const {
-  return {{"name", name_}, {"trainable", true}, {"dtype", "float32"}};
+  return {{"name", name_}, {"trainable", trainable_}, {"dtype", "float32"}};
 }
 
 std::vector<Variable*> Layer::weights() {

@@ -54,6 +54,10 @@ class LayerStep {
   virtual Tensor logits(const Tensor& input) const { return input; }
   /// True when the output is the input reshaped (same memory, no work).
   virtual bool is_reshape() const { return false; }
+  /// The input whose gradient is the output's gradient as it is (a reshape's input, an Add's
+  /// first), or -1. Its gradient may then share the output gradient's memory, and backward
+  /// must allow grad_inputs[k] and grad_output to be one buffer.
+  virtual int input_sharing_gradient() const { return is_reshape() ? 0 : -1; }
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {
@@ -99,6 +103,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<Variable*> weights();
   std::vector<const Variable*> weights() const;
   int64_t count_params() const;
+  /// Keras' layer.trainable: false freezes the layer's weights (fine-tuning). Takes effect at
+  /// the model's next compile, as in Keras.
+  bool trainable() const { return trainable_; }
+  void set_trainable(bool trainable) { trainable_ = trainable; }
 
  protected:
   /// Creates weights; input_shape includes the batch dimension.
@@ -110,6 +118,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
  private:
   std::string name_;
+  bool trainable_ = true;
   bool built_ = false;
   Shape input_shape_;
   std::vector<std::unique_ptr<Variable>> weights_;

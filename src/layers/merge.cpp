@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/onednn/activation.h"
 
 namespace tenfold::layers {
 
@@ -39,46 +40,63 @@ std::string shape_list(const std::vector<Shape>& shapes) {
   return text;
 }
 
+/// out[i] = combine(a[i], b[i]) over n elements, one pass.
+template <typename Combine>
+void combine_into(float* out, const float* a, const float* b, int64_t n, Combine combine) {
+  for (int64_t i = 0; i < n; ++i) out[i] = combine(a[i], b[i]);
+}
+
+/// The merge, then (when fused) an activation in place on its output.
 class ElementwiseStep : public LayerStep {
  public:
-  explicit ElementwiseStep(ElementwiseOp op) : op_(op) {}
+  ElementwiseStep(ElementwiseOp op, kernels::Activation activation, const Shape& shape)
+      : op_(op),
+        activation_(activation, shape.num_elements() / shape[shape.rank() - 1], shape[shape.rank() - 1]) {}
 
   void forward(std::span<const Tensor> inputs, Tensor& output, bool) override {
     const int64_t n = output.num_elements();
     float* out = output.data<float>();
-    std::memcpy(out, inputs[0].data<float>(), size_t(n) * sizeof(float));
+    if (inputs.size() == 1) std::memcpy(out, inputs[0].data<float>(), size_t(n) * sizeof(float));
     for (size_t k = 1; k < inputs.size(); ++k) {
-      const float* in = inputs[k].data<float>();
+      // The first pair reads both inputs; the rest fold into the output.
+      const float* a = k == 1 ? inputs[0].data<float>() : out;
+      const float* b = inputs[k].data<float>();
       switch (op_) {
         case ElementwiseOp::add:
-        case ElementwiseOp::average: for (int64_t i = 0; i < n; ++i) out[i] += in[i]; break;
-        case ElementwiseOp::subtract: for (int64_t i = 0; i < n; ++i) out[i] -= in[i]; break;
-        case ElementwiseOp::multiply: for (int64_t i = 0; i < n; ++i) out[i] *= in[i]; break;
-        case ElementwiseOp::maximum: for (int64_t i = 0; i < n; ++i) out[i] = std::max(out[i], in[i]); break;
-        case ElementwiseOp::minimum: for (int64_t i = 0; i < n; ++i) out[i] = std::min(out[i], in[i]); break;
+        case ElementwiseOp::average: combine_into(out, a, b, n, [](float x, float y) { return x + y; }); break;
+        case ElementwiseOp::subtract: combine_into(out, a, b, n, [](float x, float y) { return x - y; }); break;
+        case ElementwiseOp::multiply: combine_into(out, a, b, n, [](float x, float y) { return x * y; }); break;
+        case ElementwiseOp::maximum: combine_into(out, a, b, n, [](float x, float y) { return std::max(x, y); }); break;
+        case ElementwiseOp::minimum: combine_into(out, a, b, n, [](float x, float y) { return std::min(x, y); }); break;
       }
     }
     if (op_ == ElementwiseOp::average) {
       const float scale = 1.0f / float(inputs.size());
       for (int64_t i = 0; i < n; ++i) out[i] *= scale;
     }
+    activation_.forward(out, out);
   }
 
   void backward(std::span<const Tensor> inputs, const Tensor& output, Tensor& grad_output,
                 std::span<Tensor* const> grad_inputs, std::span<Tensor>, bool) override {
     const int64_t n = output.num_elements();
+    // The activation's derivative from its output, in place; Maximum and Minimum below then
+    // need the merge's own output, which only a linear activation leaves in place.
+    activation_.backward(output.data<float>(), grad_output.data<float>(), grad_output.data<float>());
     const float* g = grad_output.data<float>();
     const float* out = output.data<float>();
     for (size_t k = 0; k < inputs.size(); ++k) {
       if (grad_inputs[k] == nullptr) continue;
       float* dx = grad_inputs[k]->data<float>();
       switch (op_) {
-        case ElementwiseOp::add: std::memcpy(dx, g, size_t(n) * sizeof(float)); break;
-        case ElementwiseOp::subtract: {
-          const float sign = k == 0 ? 1.0f : -1.0f;
-          for (int64_t i = 0; i < n; ++i) dx[i] = sign * g[i];
+        case ElementwiseOp::add:
+        case ElementwiseOp::subtract:
+          if (k == 0 || op_ == ElementwiseOp::add) {
+            if (dx != g) std::memcpy(dx, g, size_t(n) * sizeof(float));
+          } else {
+            for (int64_t i = 0; i < n; ++i) dx[i] = -g[i];
+          }
           break;
-        }
         case ElementwiseOp::average: {
           const float scale = 1.0f / float(inputs.size());
           for (int64_t i = 0; i < n; ++i) dx[i] = scale * g[i];
@@ -107,8 +125,13 @@ class ElementwiseStep : public LayerStep {
     }
   }
 
+  int input_sharing_gradient() const override {
+    return op_ == ElementwiseOp::add || op_ == ElementwiseOp::subtract ? 0 : -1;
+  }
+
  private:
   ElementwiseOp op_;
+  kernels::onednn::ActivationKernel activation_;
 };
 
 /// Inputs [outer, size_k, inner] joined into [outer, sum of size_k, inner].
@@ -182,8 +205,18 @@ Shape Elementwise::output_shape_for(const std::vector<Shape>& input_shapes) cons
 
 std::unique_ptr<LayerStep> Elementwise::compile_for(const std::vector<Shape>& input_shapes,
                                                     const CompileOptions&) {
-  output_shape_for(input_shapes);
-  return std::make_unique<ElementwiseStep>(op_);
+  return compile_with_activation(input_shapes, kernels::Activation::linear);
+}
+
+std::unique_ptr<LayerStep> Elementwise::compile_with_activation(const std::vector<Shape>& input_shapes,
+                                                                kernels::Activation activation) {
+  const Shape output = output_shape_for(input_shapes);
+  // Maximum and Minimum find the input that holds the output in backward: the output must
+  // stay the merge's own.
+  if (op_ == ElementwiseOp::maximum || op_ == ElementwiseOp::minimum) {
+    if (activation != kernels::Activation::linear) return nullptr;
+  }
+  return std::make_unique<ElementwiseStep>(op_, activation, output);
 }
 
 Concatenate::Concatenate(int64_t axis, const std::string& name)

@@ -2,6 +2,7 @@
 // Keras' merge layers, called on a list of tensors: Add, Subtract, Multiply, Average, Maximum,
 // Minimum (elementwise, equal shapes: Tenfold does not broadcast) and Concatenate (along an
 // axis).
+#include "kernels/window.h"
 #include "layers/layer.h"
 
 namespace tenfold::layers {
@@ -28,6 +29,10 @@ class Elementwise : public Merge {
   Shape output_shape_for(const std::vector<Shape>& input_shapes) const override;
   std::unique_ptr<LayerStep> compile_for(const std::vector<Shape>& input_shapes,
                                          const CompileOptions& options) override;
+  /// The same followed by an elementwise activation (not softmax) in place on the output: the
+  /// graph fuses an Activation layer that reads only this merge into it.
+  std::unique_ptr<LayerStep> compile_with_activation(const std::vector<Shape>& input_shapes,
+                                                     kernels::Activation activation);
 
  private:
   ElementwiseOp op_;

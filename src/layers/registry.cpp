@@ -136,6 +136,7 @@ std::shared_ptr<Layer> from_config(const json& layer) {
   StrictConfig config(class_name, layer.at("config"));
   std::shared_ptr<Layer> result = build(class_name, config);
   config.finish();
+  result->set_trainable(config.trainable());
   return result;
 }
 

@@ -25,7 +25,7 @@ StrictConfig::StrictConfig(const std::string& class_name, const json& config)
   check_argument(config.is_object(), class_name + " config must be an object, got " +
                                          config.dump().substr(0, 200));
   name_ = take<std::string>("name", "");
-  allow_only("trainable", {true}, "every layer is trainable (frozen layers are not implemented yet)");
+  trainable_ = take("trainable", true);
   const json* dtype = find("dtype");
   if (dtype != nullptr && !dtype->is_null()) {
     std::string policy = dtype_policy_name(*dtype);

@@ -15,12 +15,14 @@ namespace tenfold::layers {
 
 class StrictConfig {
  public:
-  /// Reads the keys every layer has: name, trainable (true only: frozen layers are not
-  /// implemented), dtype (float32 only, as a string or a Keras 3 DTypePolicy).
+  /// Reads the keys every layer has: name, trainable, dtype (float32 only, as a string or a
+  /// Keras 3 DTypePolicy).
   StrictConfig(const std::string& class_name, const nlohmann::json& config);
 
   /// The layer's name ("" when absent).
   const std::string& name() const { return name_; }
+  /// Keras' trainable (true when absent).
+  bool trainable() const { return trainable_; }
 
   /// The value of `key`, or `fallback` when absent or null.
   template <typename T>
@@ -65,6 +67,7 @@ class StrictConfig {
   std::string class_name_;
   const nlohmann::json& config_;
   std::string name_;
+  bool trainable_ = true;
   std::set<std::string> seen_;
 };
 

@@ -14,7 +14,7 @@ namespace {
 /// alone and is not a model output.
 bool may_fuse(const graph::Graph& graph, const std::vector<std::vector<int>>& consumers, size_t n) {
   const auto& nodes = graph.nodes();
-  if (n + 1 >= nodes.size() || nodes[n].inputs.size() != 1 || nodes[n + 1].inputs.size() != 1) return false;
+  if (n + 1 >= nodes.size() || nodes[n + 1].inputs.size() != 1) return false;
   const int tensor = nodes[n].output;
   const auto& outputs = graph.outputs();
   return consumers[size_t(tensor)] == std::vector<int>{int(n) + 1} &&
@@ -49,14 +49,15 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     Step step;
     step.inputs = node.inputs;
     if (may_fuse(graph, node_consumers, n)) {
-      step.kernel = compile_fused(*node.layer, *graph.nodes()[n + 1].layer, input_shapes[0], options);
+      step.kernel = compile_fused(*node.layer, *graph.nodes()[n + 1].layer, input_shapes, options);
     }
     const size_t covered = step.kernel ? 2 : 1;
     if (!step.kernel) step.kernel = node.layer->compile_for(input_shapes, options);
-    bool has_weights = false;
+    bool has_weights = false;  // trainable ones: a frozen layer learns nothing
     for (size_t k = n; k < n + covered; ++k) {
+      const Layer& layer = *graph.nodes()[k].layer;
       step.layers.push_back(graph.nodes()[k].layer);
-      has_weights = has_weights || !graph.nodes()[k].layer->weights().empty();
+      has_weights = has_weights || (layer.trainable() && !layer.weights().empty());
     }
     step.output = graph.nodes()[n + covered - 1].output;
     depends[size_t(step.output)] = input_depends || has_weights;
@@ -102,16 +103,23 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   std::vector<int> gradient_id(tensor_count, -1);
   std::vector<std::vector<int>> scratch_ids(static_cast<size_t>(count));
   if (training) {
-    for (int s = 0; s < count; ++s) {
+    // Last step first, so that a gradient may take the memory of the output gradient its
+    // first writer passes on unchanged (a reshape, an Add) and needs no more after.
+    for (int s = count - 1; s >= 0; --s) {
       const size_t out = size_t(steps_[size_t(s)].output);
       if (!depends[out]) continue;
-      int first_write = is_output[out] ? count : 2 * count + 1;
+      int first_write = is_output[out] ? count : 2 * count + 1, first_writer = -1;
       for (int reader : readers[out]) {
-        if (steps_[size_t(reader)].runs_backward) first_write = std::min(first_write, backward_at(reader));
+        if (steps_[size_t(reader)].runs_backward && backward_at(reader) < first_write) {
+          first_write = backward_at(reader);
+          first_writer = reader;
+        }
       }
-      const int input = view_of[out];
-      if (input >= 0 && gradient_id[size_t(input)] >= 0) {
-        gradient_id[out] = gradient_id[size_t(input)];
+      const Step* writer = first_writer >= 0 ? &steps_[size_t(first_writer)] : nullptr;
+      const int passed = writer ? writer->kernel->input_sharing_gradient() : -1;
+      if (passed >= 0 && writer->inputs[size_t(passed)] == int(out) &&
+          gradient_id[size_t(writer->output)] >= 0) {
+        gradient_id[out] = gradient_id[size_t(writer->output)];
         plan_.extend(gradient_id[out], first_write, backward_at(s));
       } else {
         gradient_id[out] = plan_.add(size_t(shape_of(int(out)).num_elements()) * sizeof(float),
@@ -176,25 +184,36 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     }
   }
 
-  // All weight gradients in one buffer, each 64-byte aligned: replicas and workers sum them
-  // as one flat array (one fused all-reduce).
-  std::vector<Shape> gradient_shapes;
-  for (Step& step : steps_) {
-    step.weights_begin = gradient_shapes.size();
-    for (Layer* layer : step.layers) {
-      for (Variable* weight : layer->weights()) gradient_shapes.push_back(weight->value().shape());
-    }
-    step.weights_count = gradient_shapes.size() - step.weights_begin;
-  }
+  // The trainable weights' gradients in one buffer, each 64-byte aligned: replicas and workers
+  // sum them as one flat array (one fused all-reduce). A frozen layer that still runs backward
+  // (for its input's gradient) writes its weight gradients to scratch nobody reads.
   constexpr int64_t alignment = 64 / sizeof(float);
   auto padded = [](int64_t n) { return (n + alignment - 1) / alignment * alignment; };
   int64_t total = 0;
-  for (const Shape& shape : gradient_shapes) total += padded(shape.num_elements());
+  for (const Step& step : steps_) {
+    for (Layer* layer : step.layers) {
+      for (Variable* weight : layer->weights()) {
+        if (layer->trainable()) total += padded(weight->value().shape().num_elements());
+      }
+    }
+  }
   weight_gradient_buffer_ = Tensor(Shape{total});
   int64_t offset = 0;
-  for (const Shape& shape : gradient_shapes) {
-    weight_gradients_.push_back(Tensor::view(weight_gradient_buffer_.data<float>() + offset, shape));
-    offset += padded(shape.num_elements());
+  for (Step& step : steps_) {
+    step.weights_begin = step_weight_gradients_.size();
+    for (Layer* layer : step.layers) {
+      for (Variable* weight : layer->weights()) {
+        const Shape& shape = weight->value().shape();
+        if (!layer->trainable()) {
+          step_weight_gradients_.push_back(step.runs_backward ? Tensor::uninitialized(shape) : Tensor());
+          continue;
+        }
+        step_weight_gradients_.push_back(Tensor::view(weight_gradient_buffer_.data<float>() + offset, shape));
+        weight_gradients_.push_back(step_weight_gradients_.back());
+        offset += padded(shape.num_elements());
+      }
+    }
+    step.weights_count = step_weight_gradients_.size() - step.weights_begin;
   }
 }
 
@@ -260,7 +279,7 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
   for (size_t s = steps_.size(); s-- > 0;) {
     Step& step = steps_[s];
     if (!step.runs_backward) continue;
-    std::span<Tensor> weights(weight_gradients_.data() + step.weights_begin, step.weights_count);
+    std::span<Tensor> weights(step_weight_gradients_.data() + step.weights_begin, step.weights_count);
     const bool for_logits =
         std::find(logits_outputs.begin(), logits_outputs.end(), step.output) != logits_outputs.end();
     step.kernel->backward(step.input_tensors, tensors_[size_t(step.output)], gradients_[size_t(step.output)],

@@ -55,7 +55,8 @@ class CompiledStep {
   std::vector<double> backward(std::span<const OutputLoss> losses, double mean_over);
   /// The same for a model with one output.
   double backward(const losses::Loss& loss, const Tensor& y_true, double mean_over);
-  /// One per weight of the steps' layers, in step order, in the weights' native layouts.
+  /// One per trainable weight of the steps' layers, in step order, in the weights' native
+  /// layouts.
   std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
   /// All of them as one flat array (with zero padding between them).
   Tensor& weight_gradient_buffer() { return weight_gradient_buffer_; }
@@ -97,7 +98,8 @@ class CompiledStep {
   std::vector<Tensor> tensors_;    // per tensor id: activations (model inputs own theirs)
   std::vector<Tensor> gradients_;  // per tensor id; empty where no gradient is needed
   Tensor weight_gradient_buffer_;
-  std::vector<Tensor> weight_gradients_;  // views into weight_gradient_buffer_
+  std::vector<Tensor> weight_gradients_;       // the trainable ones: views into the buffer
+  std::vector<Tensor> step_weight_gradients_;  // every weight's, contiguous per step
 };
 
 }  // namespace tenfold::models

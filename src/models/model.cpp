@@ -103,7 +103,9 @@ void Model::compile_outputs(std::shared_ptr<optimizers::Optimizer> optimizer,
   }
   optimizer_ = std::move(optimizer);
   outputs_ = std::move(outputs);
-  optimizer_->build(weights());
+  optimizer_->build(trainable_weights());
+  trainable_at_compile_.clear();
+  for (const auto& layer : layers_) trainable_at_compile_.push_back(layer->trainable());
   strategy_ = distribute::current_strategy();
   replica_steps_.clear();
   replica_steps_.resize(size_t(strategy_->num_local_replicas()));
@@ -118,6 +120,15 @@ std::vector<Layer*> Model::layers() const {
 std::vector<Variable*> Model::weights() const {
   std::vector<Variable*> result;
   for (const auto& layer : layers_) {
+    for (Variable* weight : layer->weights()) result.push_back(weight);
+  }
+  return result;
+}
+
+std::vector<Variable*> Model::trainable_weights() const {
+  std::vector<Variable*> result;
+  for (const auto& layer : layers_) {
+    if (!layer->trainable()) continue;
     for (Variable* weight : layer->weights()) result.push_back(weight);
   }
   return result;
@@ -229,9 +240,11 @@ std::string Model::summary() const {
     if (i + 1 < rows.size()) text += (functional ? rule_thin : std::string(total_width, ' ')) + "\n";
   }
   text += rule_thick + "\n";
+  int64_t trainable = 0;
+  for (const Variable* weight : trainable_weights()) trainable += weight->shape().num_elements();
   text += "Total params: " + with_thousands(count_params()) + "\n";
-  text += "Trainable params: " + with_thousands(count_params()) + "\n";
-  text += "Non-trainable params: 0\n" + rule_thin + "\n";
+  text += "Trainable params: " + with_thousands(trainable) + "\n";
+  text += "Non-trainable params: " + with_thousands(count_params() - trainable) + "\n" + rule_thin + "\n";
   return text;
 }
 

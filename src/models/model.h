@@ -123,6 +123,8 @@ class Model {
   };
   const std::vector<Member>& members() const { return members_; }
   std::vector<Variable*> weights() const;
+  /// The weights of trainable layers: what the optimizer updates (Keras' trainable_weights).
+  std::vector<Variable*> trainable_weights() const;
   int64_t count_params() const;
   /// The layer graph; the model must be built.
   const graph::Graph& graph() const;
@@ -203,6 +205,8 @@ class Model {
   graph::Graph graph_;
   std::shared_ptr<optimizers::Optimizer> optimizer_;
   std::vector<OutputTraining> outputs_;
+  // Each layer's trainable flag at compile: changing one takes a new compile, as in Keras.
+  std::vector<bool> trainable_at_compile_;
   std::shared_ptr<distribute::Strategy> strategy_;
   bool warned_outside_scope_ = false;
   bool stop_training_ = false;

@@ -145,6 +145,12 @@ double batch_fingerprint(const Tensor& y) {
 
 void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results& results) {
   const int64_t global = x[0].shape()[0];
+  for (size_t i = 0; i < layers_.size() && training; ++i) {
+    check_argument(layers_[i]->trainable() == trainable_at_compile_[i],
+                   "layer '" + layers_[i]->name() + "' was made " +
+                       (layers_[i]->trainable() ? "trainable" : "non-trainable") +
+                       " after compile: compile the model again for it to take effect (as Keras requires)");
+  }
   for (size_t k = 0; k < outputs_.size(); ++k) outputs_[k].loss->validate_targets(y[k], output_shape(1, k));
   if (!results.made) make_metrics(results, y);
   distribute::Strategy& strategy = *strategy_;

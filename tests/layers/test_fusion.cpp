@@ -47,9 +47,9 @@ TEST(Fusion, ConvMaxPoolIsFusedOnlyForMaxPooling) {
   layers::AveragePooling2D average_pool;
   Random random(1);
   conv.build({2, 10, 10, 3}, random);
-  EXPECT_NE(compile_fused(conv, max_pool, {2, 10, 10, 3}, {}), nullptr);
-  EXPECT_EQ(compile_fused(conv, average_pool, {2, 10, 10, 3}, {}), nullptr);
-  EXPECT_EQ(compile_fused(max_pool, conv, {2, 10, 10, 3}, {}), nullptr);
+  EXPECT_NE(compile_fused(conv, max_pool, {Shape{2, 10, 10, 3}}, {}), nullptr);
+  EXPECT_EQ(compile_fused(conv, average_pool, {Shape{2, 10, 10, 3}}, {}), nullptr);
+  EXPECT_EQ(compile_fused(max_pool, conv, {Shape{2, 10, 10, 3}}, {}), nullptr);
 }
 
 // A chunk fewer than 4 samples big does not pay: a 512x512 image with 64 filters makes
@@ -59,8 +59,8 @@ TEST(Fusion, FeatureMapsLargerThanTheCacheRunUnfused) {
   layers::MaxPooling2D max_pool;
   Random random(1);
   conv.build({8, 512, 512, 3}, random);
-  EXPECT_EQ(compile_fused(conv, max_pool, {8, 512, 512, 3}, {}), nullptr);
-  EXPECT_NE(compile_fused(conv, max_pool, {8, 16, 16, 3}, {}), nullptr);
+  EXPECT_EQ(compile_fused(conv, max_pool, {Shape{8, 512, 512, 3}}, {}), nullptr);
+  EXPECT_NE(compile_fused(conv, max_pool, {Shape{8, 16, 16, 3}}, {}), nullptr);
 }
 
 TEST(Fusion, FusedStepsTrainLikeSeparateLayers) {

@@ -96,7 +96,6 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"Conv2D", {{"activity_regularizer", {{"class_name", "L1"}}}}, "activity_regularizer"},
         Refusal{"Conv2D", {{"kernel_constraint", {{"class_name", "MaxNorm"}}}}, "kernel_constraint"},
         Refusal{"Conv2D", {{"bias_constraint", {{"class_name", "NonNeg"}}}}, "bias_constraint"},
-        Refusal{"Conv2D", {{"trainable", false}}, "trainable false is not supported"},
         Refusal{"Conv2D", {{"dtype", "mixed_float16"}}, "dtype \"mixed_float16\" is not supported on CPUs"},
         Refusal{"Conv2D", {{"dtype", "bfloat16"}}, "dtype \"bfloat16\" is not supported"},
         Refusal{"Conv2D", {{"kernel_size", "3"}}, "kernel_size \"3\" must be an integer or a pair"},

@@ -138,6 +138,17 @@ TEST(KerasParity, ThreeAdamStepsOfASequentialInsideAFunctional) {
   check_three_adam_steps(*model, "parity_nested");
 }
 
+TEST(KerasParity, ThreeAdamStepsWithAFrozenConvolution) {
+  // A small CNN whose first Conv2D has trainable=False: Adam keeps no slots for it and leaves
+  // it as it was.
+  auto model = io::load_model_json(fixture_path("keras/parity_frozen/model.json"));
+  ASSERT_FALSE(model->layers()[0]->trainable());
+  check_three_adam_steps(*model, "parity_frozen");
+  EXPECT_EQ(model->trainable_weights().size(), 4u);
+  EXPECT_NE(model->summary().find("Non-trainable params: 80"), std::string::npos) << model->summary();
+  EXPECT_EQ(model->to_config()["config"]["layers"][1]["config"]["trainable"], false);
+}
+
 TEST(KerasParity, ThreeAdamStepsOfTwoOutputsWithLossWeights) {
   auto model = io::load_model_json(fixture_path("keras/parity_two_outputs/model.json"));
   model->compile(std::make_shared<optimizers::Adam>(),

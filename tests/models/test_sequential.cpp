@@ -153,6 +153,28 @@ TEST(Sequential, LeadingLayersWithoutWeightsGetNoBackward) {
   }
 }
 
+TEST(Sequential, AFrozenFirstLayerRunsNoBackwardAndChangingItTakesACompile) {
+  reset_layer_names();
+  set_random_seed(9);
+  auto model = std::make_unique<models::Sequential>(std::vector<std::shared_ptr<Layer>>{
+      layers::Input(Shape{24}),
+      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 5, .activation = "relu"}),
+      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"})});
+  model->layers()[0]->set_trainable(false);
+  model->compile(std::make_shared<optimizers::SGD>(0.5f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  EXPECT_EQ(model->compiled_step(8, true).first_backward_step(), 1u);
+  EXPECT_EQ(model->compiled_step(8, true).weight_gradients().size(), 2u);
+  Tensor frozen = model->layers()[0]->weights()[0]->read();
+  Tensor x = random_tensor({8, 24}, 6);
+  Tensor y = random_labels(8, 3, 7);
+  model->fit(x, y, quiet_fit(8, 2));
+  EXPECT_TRUE(testing::all_close(model->layers()[0]->weights()[0]->read(), frozen, 0, 0));
+  model->layers()[0]->set_trainable(true);
+  EXPECT_NE(testing::error_of([&] { model->fit(x, y, quiet_fit(8, 1)); })
+                .find("layer 'dense' was made trainable after compile: compile the model again"),
+            std::string::npos);
+}
+
 TEST(Sequential, CompiledStepReusesMemory) {
   auto model = models::seed_cnn();
   models::CompiledStep& step = model->compiled_step(64, true);

@@ -22,6 +22,8 @@
 #include "io/model_file.h"
 #include "layers/dense.h"
 #include "layers/input.h"
+#include "layers/merge.h"
+#include "models/functional.h"
 #include "optimizers/adam.h"
 #include "models/sequential.h"
 #include "support/check.h"
@@ -38,12 +40,21 @@ fs::path scratch(const std::string& name) {
   return path;
 }
 
-std::unique_ptr<models::Sequential> small_model(float learning_rate = 0.01f) {
+/// A small MLP; `functional`: with two Dense branches added (a Functional model).
+std::unique_ptr<models::Model> small_model(float learning_rate = 0.01f, bool functional = false) {
   set_random_seed(3);
-  auto model = std::make_unique<models::Sequential>(std::vector<std::shared_ptr<Layer>>{
-      layers::Input({4}),
-      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 8, .activation = "relu"}),
-      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"})});
+  auto dense = [](int64_t units, const std::string& activation) {
+    return std::make_shared<layers::Dense>(layers::DenseOptions{.units = units, .activation = activation});
+  };
+  std::unique_ptr<models::Model> model;
+  if (functional) {
+    auto inputs = layers::Input({4});
+    KerasTensor sum = (*std::make_shared<layers::Add>())({(*dense(8, "relu"))(inputs), (*dense(8, "tanh"))(inputs)});
+    model = std::make_unique<models::Functional>(inputs, (*dense(3, "softmax"))(sum));
+  } else {
+    model = std::make_unique<models::Sequential>(
+        std::vector<std::shared_ptr<Layer>>{layers::Input({4}), dense(8, "relu"), dense(3, "softmax")});
+  }
   model->compile(std::make_shared<optimizers::Adam>(learning_rate),
                  losses::get("sparse_categorical_crossentropy"), {"accuracy"});
   return model;
@@ -75,24 +86,27 @@ struct CrashAt : Callback {
   }
 };
 
-void expect_same_weights(models::Sequential& a, models::Sequential& b) {
+void expect_same_weights(models::Model& a, models::Model& b) {
   EXPECT_EQ(a.optimizer()->iterations(), b.optimizer()->iterations()) << "batches applied";
   for (size_t i = 0; i < a.weights().size(); ++i) {
     EXPECT_TRUE(testing::all_close(a.weights()[i]->read(), b.weights()[i]->read(), 1e-6, 1e-7)) << "weight " << i;
   }
 }
 
-TEST(BackupAndRestore, AResumedRunEndsWhereAnUninterruptedOneDoes) {
-  auto uninterrupted = small_model();
+class BackupAndRestoreOf : public ::testing::TestWithParam<bool> {};  // functional or not
+
+TEST_P(BackupAndRestoreOf, AResumedRunEndsWhereAnUninterruptedOneDoes) {
+  const bool functional = GetParam();
+  auto uninterrupted = small_model(0.01f, functional);
   uninterrupted->fit(batches(), options(4, {}));
 
   fs::path dir = scratch("backups");
-  auto interrupted = small_model();
+  auto interrupted = small_model(0.01f, functional);
   EXPECT_THROW(interrupted->fit(batches(), options(4, {std::make_shared<BackupAndRestore>(dir.string(), 3),
                                                        std::make_shared<CrashAt>(19)})),
                Error);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 2) << "two backups kept";
-  auto resumed = small_model();
+  auto resumed = small_model(0.01f, functional);
   ::testing::internal::CaptureStdout();
   resumed->fit(batches(), options(4, {std::make_shared<BackupAndRestore>(dir.string(), 3)}));
   std::string output = ::testing::internal::GetCapturedStdout();
@@ -102,6 +116,8 @@ TEST(BackupAndRestore, AResumedRunEndsWhereAnUninterruptedOneDoes) {
   EXPECT_FALSE(fs::exists(dir) && !fs::is_empty(dir)) << "backups are deleted at the end";
   fs::remove_all(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(SequentialAndFunctional, BackupAndRestoreOf, ::testing::Bool());
 
 TEST(BackupAndRestore, ADamagedNewestBackupFallsBackToThePreviousOne) {
   auto uninterrupted = small_model();

@@ -13,8 +13,10 @@
 #include "layers/flatten.h"
 #include "layers/fusion.h"
 #include "layers/input.h"
+#include "layers/merge.h"
 #include "layers/pooling.h"
 #include "losses/crossentropy.h"
+#include "models/functional.h"
 #include "models/sequential.h"
 #include "optimizers/sgd.h"
 #include "support/check.h"
@@ -61,6 +63,23 @@ TEST(Fusion, FeatureMapsLargerThanTheCacheRunUnfused) {
   conv.build({8, 512, 512, 3}, random);
   EXPECT_EQ(compile_fused(conv, max_pool, {Shape{8, 512, 512, 3}}, {}), nullptr);
   EXPECT_NE(compile_fused(conv, max_pool, {Shape{8, 16, 16, 3}}, {}), nullptr);
+}
+
+// A merge takes the Activation after it (in place on its output); Maximum and Minimum do not,
+// as their backward needs their own output.
+TEST(Fusion, AMergeTakesTheActivationAfterIt) {
+  reset_layer_names();
+  auto inputs = layers::Input({6});
+  auto dense = [] { return std::make_shared<layers::Dense>(layers::DenseOptions{.units = 6}); };
+  KerasTensor a = (*dense())(inputs), b = (*dense())(inputs);
+  KerasTensor sum = (*std::make_shared<layers::Activation>("relu"))((*std::make_shared<layers::Add>())({a, b}));
+  KerasTensor high = (*std::make_shared<layers::Activation>("tanh"))((*std::make_shared<layers::Maximum>())({a, sum}));
+  models::Functional model(inputs, high);
+  model.compile("sgd", "mse");
+  std::vector<std::string> names = model.compiled_step(4, true).step_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "add+activation"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "maximum"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "activation_1"), names.end());
 }
 
 TEST(Fusion, FusedStepsTrainLikeSeparateLayers) {

@@ -187,20 +187,19 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   // The trainable weights' gradients in one buffer, each 64-byte aligned: replicas and workers
   // sum them as one flat array (one fused all-reduce). A frozen layer that still runs backward
   // (for its input's gradient) writes its weight gradients to scratch nobody reads.
-  constexpr int64_t alignment = 64 / sizeof(float);
-  auto padded = [](int64_t n) { return (n + alignment - 1) / alignment * alignment; };
-  int64_t total = 0;
+  std::vector<Variable*> trainable;
   for (const Step& step : steps_) {
     for (Layer* layer : step.layers) {
       for (Variable* weight : layer->weights()) {
-        if (layer->trainable()) total += padded(weight->value().shape().num_elements());
+        if (layer->trainable()) trainable.push_back(weight);
       }
     }
   }
-  weight_gradient_buffer_ = Tensor(Shape{total});
+  weight_gradient_buffer_ = Tensor(Shape{gradient_buffer_elements(trainable)});
   int64_t offset = 0;
   for (Step& step : steps_) {
     step.weights_begin = step_weight_gradients_.size();
+    step.buffer_offset = offset;
     for (Layer* layer : step.layers) {
       for (Variable* weight : layer->weights()) {
         const Shape& shape = weight->value().shape();
@@ -210,11 +209,20 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
         }
         step_weight_gradients_.push_back(Tensor::view(weight_gradient_buffer_.data<float>() + offset, shape));
         weight_gradients_.push_back(step_weight_gradients_.back());
-        offset += padded(shape.num_elements());
+        offset += gradient_buffer_elements({weight});
       }
     }
     step.weights_count = step_weight_gradients_.size() - step.weights_begin;
   }
+}
+
+int64_t gradient_buffer_elements(const std::vector<Variable*>& weights) {
+  constexpr int64_t alignment = 64 / sizeof(float);
+  int64_t total = 0;
+  for (Variable* weight : weights) {  // in the native layout, which may pad (blocked kernels)
+    total += (weight->value().num_elements() + alignment - 1) / alignment * alignment;
+  }
+  return total;
 }
 
 std::vector<std::string> CompiledStep::step_names() const {
@@ -260,7 +268,8 @@ double CompiledStep::compute_loss(const losses::Loss& loss, const Tensor& y_true
   return loss.compute(prediction, y_true, from_logits, mean_over, gradient);
 }
 
-std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, double mean_over) {
+std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, double mean_over,
+                                           const std::function<void(int64_t)>& on_final) {
   check_argument(training_, "this step was compiled for inference, not training");
   check_argument(losses.size() == output_ids_.size(),
                  "the model has " + std::to_string(output_ids_.size()) + " outputs, got " +
@@ -291,6 +300,7 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
       const int64_t n = step.grad_targets[k]->num_elements();
       for (int64_t i = 0; i < n; ++i) sum[i] += part[i];
     }
+    if (on_final && step.weights_count > 0) on_final(step.buffer_offset);
   }
   return sums;
 }

@@ -10,7 +10,9 @@
 // producer's backward); its gradient from its first write until its producer's backward. A
 // tensor read by several steps gets their gradients summed: the first writer writes it, each
 // later one writes a scratch buffer that is then added in.
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,10 @@ struct OutputLoss {
   const Tensor* y_true;
   double weight = 1;
 };
+
+/// Floats of the flat gradient buffer for `weights` in their native layouts, each gradient
+/// 64-byte aligned.
+int64_t gradient_buffer_elements(const std::vector<Variable*>& weights);
 
 class CompiledStep {
  public:
@@ -52,7 +58,10 @@ class CompiledStep {
                       Tensor* gradient, size_t index = 0) const;
   /// After forward(true): each output's loss summed over this batch; gradients of
   /// sum over outputs of (weight x loss sum / mean_over) land in weight_gradients().
-  std::vector<double> backward(std::span<const OutputLoss> losses, double mean_over);
+  /// `on_final(offset)`, if given, hears as backward goes that the gradient buffer is final
+  /// from `offset` to its end (a gradient reducer starts on it).
+  std::vector<double> backward(std::span<const OutputLoss> losses, double mean_over,
+                               const std::function<void(int64_t offset)>& on_final = {});
   /// The same for a model with one output.
   double backward(const losses::Loss& loss, const Tensor& y_true, double mean_over);
   /// One per trainable weight of the steps' layers, in step order, in the weights' native
@@ -83,6 +92,7 @@ class CompiledStep {
     std::vector<bool> accumulates;
     std::vector<Tensor> scratch;  // the scratch buffers, one per accumulating input
     size_t weights_begin = 0, weights_count = 0;
+    int64_t buffer_offset = 0;  // where its trainable weights' gradients start in the buffer
   };
   /// Whether output `index` is a softmax whose input a loss may take instead (nothing else
   /// reads the output).

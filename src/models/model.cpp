@@ -39,6 +39,7 @@ void Model::set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> la
   graph_ = std::move(graph);
   layers_ = std::move(layers);
   members_ = std::move(members);
+  reducer_.reset();
   if (members_.empty()) {
     for (const auto& layer : layers_) members_.push_back({layer, nullptr});
   }
@@ -107,6 +108,7 @@ void Model::compile_outputs(std::shared_ptr<optimizers::Optimizer> optimizer,
   trainable_at_compile_.clear();
   for (const auto& layer : layers_) trainable_at_compile_.push_back(layer->trainable());
   strategy_ = distribute::current_strategy();
+  reducer_.reset();
   replica_steps_.clear();
   replica_steps_.resize(size_t(strategy_->num_local_replicas()));
 }

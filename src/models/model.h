@@ -11,6 +11,7 @@
 
 #include "callbacks/callback.h"
 #include "data/dataset.h"
+#include "distribute/gradient_reducer.h"
 #include "distribute/strategy.h"
 #include "graph/graph.h"
 #include "layers/layer.h"
@@ -159,6 +160,9 @@ class Model {
   CompiledStep& replica_step(int replica, int64_t batch, bool training);
   /// The strategy it was compiled with (the default one-device strategy before compile).
   distribute::Strategy& strategy() const { return *strategy_; }
+  /// Seconds training steps waited, after their last gradient, for the gradient reduction
+  /// (local sum and all-reduce across workers) to end.
+  double reduction_wait_seconds() const { return reduction_wait_seconds_; }
 
  protected:
   /// `default_base` names the model when `name` is empty ("sequential", then "sequential_1").
@@ -196,6 +200,8 @@ class Model {
   /// batch) summed over all workers; checks that all workers ran the same global batch.
   void add_global_results(const Targets& y, Results& results,
                           const std::vector<std::pair<double, double>>& before);
+  /// The reducer of this compile's gradients (made on first use).
+  distribute::GradientReducer& gradient_reducer();
   /// Warns once when a multi-replica strategy exists but this model was compiled outside it.
   void warn_if_outside_scope();
 
@@ -211,6 +217,8 @@ class Model {
   bool warned_outside_scope_ = false;
   bool stop_training_ = false;
   TrainingPosition start_position_;
+  std::unique_ptr<distribute::GradientReducer> reducer_;
+  double reduction_wait_seconds_ = 0;
   // Per local replica: its compiled steps by (batch, training).
   std::vector<std::map<std::pair<int64_t, bool>, std::unique_ptr<CompiledStep>>> replica_steps_;
 };

@@ -2,7 +2,9 @@
 // through the same path as Datasets: from_tensor_slices, shuffle, batch.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "core/error.h"
 #include "models/progress_bar.h"
@@ -133,6 +135,16 @@ std::pair<int64_t, int64_t> split_rows(int64_t count, int64_t parts, int64_t par
   return {begin, begin + base + (part < extra ? 1 : 0)};
 }
 
+/// Whether the gradient reducer starts on buckets as backward finishes them (the default), or
+/// only after backward (TENFOLD_OVERLAP_REDUCTION=0: to measure what the overlap saves).
+bool overlap_reduction() {
+  static const bool overlap = [] {
+    const char* value = std::getenv("TENFOLD_OVERLAP_REDUCTION");
+    return value == nullptr || std::string(value) != "0";
+  }();
+  return overlap;
+}
+
 /// A checksum of a batch's labels: every worker must be running the same global batch.
 double batch_fingerprint(const Tensor& y) {
   uint32_t hash = 2166136261u;  // FNV-1a
@@ -164,13 +176,18 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
   std::vector<std::pair<int64_t, int64_t>> rows(static_cast<size_t>(local));
   std::vector<CompiledStep*> steps(static_cast<size_t>(local));
   std::vector<std::vector<double>> loss_sums(static_cast<size_t>(local));  // per replica, output
+  distribute::GradientReducer* reducer = training ? &gradient_reducer() : nullptr;
+  if (reducer) reducer->start_step();
   strategy.run_on_replicas([&](int replica) {
     auto [begin, end] = rows[size_t(replica)] = split_rows(global, parts, first_part + replica);
     if (begin == end) {
       // No rows for this replica (a batch smaller than the replicas): it adds zero gradients.
       CompiledStep& idle = replica_step(replica, 1, training);
-      if (training) std::memset(idle.weight_gradient_buffer().raw_data(), 0, idle.weight_gradient_buffer().num_bytes());
       steps[size_t(replica)] = &idle;
+      if (!reducer) return;
+      std::memset(idle.weight_gradient_buffer().raw_data(), 0, idle.weight_gradient_buffer().num_bytes());
+      reducer->begin(replica, idle.weight_gradient_buffer());
+      reducer->ready(replica, 0);
       return;
     }
     CompiledStep& step = replica_step(replica, end - begin, training);
@@ -185,7 +202,12 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
     for (size_t k = 0; k < outputs_.size(); ++k) terms.push_back({outputs_[k].loss.get(), &y_rows[k], outputs_[k].weight});
     std::vector<double>& sums = loss_sums[size_t(replica)];
     if (training) {
-      sums = step.backward(terms, double(global));
+      // The reducer sums and all-reduces each bucket of gradients as backward finishes it.
+      reducer->begin(replica, step.weight_gradient_buffer());
+      std::function<void(int64_t)> on_final;
+      if (overlap_reduction()) on_final = [&](int64_t offset) { reducer->ready(replica, offset); };
+      sums = step.backward(terms, double(global), on_final);
+      reducer->ready(replica, 0);
     } else {
       for (size_t k = 0; k < terms.size(); ++k) {
         sums.push_back(step.compute_loss(*terms[k].loss, y_rows[k], double(global), nullptr, k));
@@ -194,20 +216,7 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
   });
 
   if (training) {
-    Tensor& sum = steps[0]->weight_gradient_buffer();
-    const int64_t n = sum.num_elements();
-    if (local > 1) {
-      // Each replica's thread sums one slice of the buffer over all replicas, in replica order.
-      strategy.run_on_replicas([&](int replica) {
-        auto [begin, end] = split_rows(n, local, replica);
-        float* target = sum.data<float>();
-        for (int other = 1; other < local; ++other) {
-          const float* source = steps[size_t(other)]->weight_gradient_buffer().data<float>();
-          for (int64_t i = begin; i < end; ++i) target[i] += source[i];
-        }
-      });
-    }
-    strategy.communicator().allreduce_sum(sum.data<float>(), n);
+    reduction_wait_seconds_ += reducer->finish();
     if (local == 1) {
       optimizer_->apply_gradients(steps[0]->weight_gradients());
     } else {
@@ -237,6 +246,18 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
     }
   }
   if (across_workers) add_global_results(y, results, before);
+}
+
+distribute::GradientReducer& Model::gradient_reducer() {
+  // Buckets of 1 MiB: small enough that the last layers' gradients are on the wire while
+  // backward runs through the first ones, large enough that a bucket is one efficient collective.
+  constexpr int64_t bucket_elements = int64_t(1) << 18;
+  if (!reducer_) {
+    reducer_ = std::make_unique<distribute::GradientReducer>(
+        strategy_->communicator(), strategy_->num_local_replicas(),
+        gradient_buffer_elements(trainable_weights()), bucket_elements);
+  }
+  return *reducer_;
 }
 
 void Model::add_global_results(const Targets& y, Results& results,

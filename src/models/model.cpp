@@ -215,16 +215,39 @@ std::string Model::summary() const {
                             {graph_.sample_shape(input).with_leading(0).to_string(true)}, {"0"}, {""}}));
       }
     }
+    // A nested model is one row, as in Keras: its layers' nodes are gathered until its last.
+    std::map<const Layer*, const Member*> nested;
+    for (const Member& member : members_) {
+      if (!member.model) continue;
+      for (Layer* layer : member.layers()) nested[layer] = &member;
+    }
+    std::map<const Member*, size_t> nodes_seen;
+    std::map<const Member*, std::vector<std::string>> nested_inputs;
     for (const graph::Node& node : graph_.nodes()) {
-      tensor_names[size_t(node.output)] = node.layer->name();
-      std::vector<std::vector<std::string>> cells = {
-          {node.layer->name() + " (" + node.layer->class_name() + ")"},
-          {graph_.sample_shape(node.output).with_leading(0).to_string(true)},
-          {std::to_string(node.layer->count_params())}};
-      if (functional) {
-        cells.emplace_back();
-        for (int input : node.inputs) cells.back().push_back(tensor_names[size_t(input)] + "[0][0]");
+      auto owner = nested.find(node.layer);
+      const Member* member = owner == nested.end() ? nullptr : owner->second;
+      std::vector<std::string> connected;
+      for (int input : node.inputs) {
+        const std::string name = tensor_names[size_t(input)] + "[0][0]";
+        if (member && tensor_names[size_t(input)] == member->name()) continue;  // inside it
+        connected.push_back(name);
       }
+      if (member) {
+        tensor_names[size_t(node.output)] = member->name();
+        auto& inputs = nested_inputs[member];
+        inputs.insert(inputs.end(), connected.begin(), connected.end());
+        if (++nodes_seen[member] < member->layers().size()) continue;
+        connected = inputs;
+      } else {
+        tensor_names[size_t(node.output)] = node.layer->name();
+      }
+      const int64_t params = member ? member->model->count_params() : node.layer->count_params();
+      std::vector<std::vector<std::string>> cells = {
+          {(member ? member->name() : node.layer->name()) + " (" +
+           (member ? member->class_name() : node.layer->class_name()) + ")"},
+          {graph_.sample_shape(node.output).with_leading(0).to_string(true)},
+          {std::to_string(params)}};
+      if (functional) cells.push_back(connected);
       rows.push_back(row(cells));
     }
   } else {

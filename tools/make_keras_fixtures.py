@@ -54,25 +54,20 @@ OUT = os.path.join(FIXTURES, "keras")
 
 
 def recipe_model():
-    model = keras.Sequential([
+    return compiled(keras.Sequential([
         keras.Input(shape=(28, 28, 1)),
         keras.layers.Conv2D(32, 3, activation="relu"),
         keras.layers.MaxPooling2D(),
         keras.layers.Flatten(),
         keras.layers.Dense(128, activation="relu"),
         keras.layers.Dense(10, activation="softmax"),
-    ])
-    # jit_compile off: XLA may fuse and reorder float operations; parity wants plain Keras.
-    model.compile(optimizer=keras.optimizers.Adam(),
-                  loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"],
-                  jit_compile=False)
-    return model
+    ]))
 
 
 def frozen_model():
     """A small Sequential CNN whose first Conv2D is frozen (trainable=False, recorded in
     model.json)."""
-    model = keras.Sequential([
+    return compiled(keras.Sequential([
         keras.Input(shape=(28, 28, 1)),
         keras.layers.Conv2D(8, 3, activation="relu", trainable=False),
         keras.layers.MaxPooling2D(),
@@ -80,11 +75,7 @@ def frozen_model():
         keras.layers.MaxPooling2D(),
         keras.layers.Flatten(),
         keras.layers.Dense(10, activation="softmax"),
-    ], name="frozen")
-    model.compile(optimizer=keras.optimizers.Adam(),
-                  loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"],
-                  jit_compile=False)
-    return model
+    ], name="frozen"))
 
 
 def leaf_layers(model):
@@ -102,19 +93,19 @@ def save_weights(model, directory):
             save(directory, f"{layer.name}.{weight.name}", weight.numpy())
 
 
-def compiled(inputs, outputs, name, **compile_options):
-    """A Functional model compiled as every parity model is, unless compile_options say
-    otherwise."""
-    model = keras.Model(inputs, outputs, name=name)
+def compiled(model, **compile_options):
+    """`model` compiled as every parity model is (Adam, SparseCategoricalCrossentropy,
+    accuracy), unless compile_options say otherwise."""
     options = dict(optimizer=keras.optimizers.Adam(),
                    loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"])
     options.update(compile_options)
+    # jit_compile off: XLA may fuse and reorder float operations; parity wants plain Keras.
     model.compile(jit_compile=False, **options)
     return model
 
 
 def conv_stack_model():
-    model = keras.Sequential([
+    return compiled(keras.Sequential([
         keras.Input(shape=(28, 28, 1)),
         keras.layers.Conv2D(8, 3, padding="same", activation="relu"),
         keras.layers.Conv2D(16, 3, strides=2, padding="same", activation="relu"),
@@ -124,11 +115,7 @@ def conv_stack_model():
         keras.layers.Flatten(),
         keras.layers.Dense(32, activation="sigmoid"),
         keras.layers.Dense(10, activation="softmax"),
-    ], name="conv_stack")
-    model.compile(optimizer=keras.optimizers.Adam(),
-                  loss=keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy"],
-                  jit_compile=False)
-    return model
+    ], name="conv_stack"))
 
 
 def residual_model():
@@ -141,7 +128,7 @@ def residual_model():
     y = keras.layers.Conv2D(16, 3, strides=2, padding="same", activation="relu")(y)
     y = keras.layers.GlobalAveragePooling2D()(y)
     outputs = keras.layers.Dense(10, activation="softmax")(y)
-    return compiled(inputs, outputs, "residual")
+    return compiled(keras.Model(inputs, outputs, name="residual"))
 
 
 def concat_model():
@@ -152,7 +139,7 @@ def concat_model():
     c = keras.layers.MaxPooling2D()(c)
     c = keras.layers.Flatten()(c)
     outputs = keras.layers.Dense(10, activation="softmax")(c)
-    return compiled(inputs, outputs, "two_branch")
+    return compiled(keras.Model(inputs, outputs, name="two_branch"))
 
 
 def two_inputs_model():
@@ -165,7 +152,7 @@ def two_inputs_model():
     b = keras.layers.Dense(16, activation="relu")(meta)
     c = keras.layers.Concatenate()([a, b])
     outputs = keras.layers.Dense(10, activation="softmax")(c)
-    return compiled([image, meta], outputs, "two_inputs")
+    return compiled(keras.Model([image, meta], outputs, name="two_inputs"))
 
 
 def two_inputs_batch(directory, x, y):
@@ -185,7 +172,7 @@ def nested_model():
     h = inner(inputs)
     h = keras.layers.Dense(16, activation="relu")(h)
     outputs = keras.layers.Dense(10, activation="softmax")(h)
-    return compiled(inputs, outputs, "nested")
+    return compiled(keras.Model(inputs, outputs, name="nested"))
 
 
 def two_outputs_model():
@@ -195,7 +182,7 @@ def two_outputs_model():
     h = keras.layers.Flatten()(h)
     digit = keras.layers.Dense(10, activation="softmax", name="digit")(h)
     bright = keras.layers.Dense(1, name="bright")(h)
-    return compiled(inputs, [digit, bright], "two_outputs",
+    return compiled(keras.Model(inputs, [digit, bright], name="two_outputs"),
                     loss={"digit": keras.losses.SparseCategoricalCrossentropy(), "bright": "mse"},
                     loss_weights={"digit": 1.0, "bright": 0.5}, metrics={"digit": ["accuracy"]})
 

@@ -118,12 +118,17 @@ json training_config(const models::Model& model, bool with_module = false) {
           {"optimizer_config", {{"class_name", model.optimizer()->class_name()}, {"config", optimizer}}}};
 }
 
-/// The weights of a member of Keras' model.layers (a layer, or a nested model's layers), and
-/// the prefix Keras' HDF5 names them with: the model's name for a layer, the nested model's
-/// own name for its layers ("features/conv2d/kernel").
+/// What Keras' HDF5 prefixes a member's weight names with: the model's name for a layer, the
+/// nested model's own name for its layers ("features/conv2d/kernel").
+const std::string& weight_prefix(const models::Model& model, const models::Model::Member& member) {
+  return member.model ? member.name() : model.name();
+}
+
+/// The weights of a member of Keras' model.layers (a layer, or a nested model's layers), with
+/// their HDF5 names <prefix>/<layer>/<weight>.
 std::vector<std::pair<std::string, Variable*>> member_weights(const models::Model& model,
                                                                const models::Model::Member& member) {
-  const std::string& prefix = member.model ? member.name() : model.name();
+  const std::string& prefix = weight_prefix(model, member);
   std::vector<std::pair<std::string, Variable*>> weights;
   for (Layer* layer : member.layers()) {
     for (Variable* weight : layer->weights()) weights.emplace_back(prefix + "/" + layer->name() + "/" + weight->name(), weight);
@@ -144,7 +149,7 @@ void write_weights(const models::Model& model, const Hdf5Object& file) {
     std::vector<std::string> names;
     if (!weights.empty()) {
       // Datasets at <prefix>/<layer>/<weight> inside the member's group.
-      Hdf5Object prefix_group = member_group.create_group(weights[0].first.substr(0, weights[0].first.find('/')));
+      Hdf5Object prefix_group = member_group.create_group(weight_prefix(model, member));
       for (Layer* layer : member.layers()) {
         if (layer->weights().empty()) continue;
         Hdf5Object layer_group = prefix_group.create_group(layer->name());

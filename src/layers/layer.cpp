@@ -63,11 +63,15 @@ void Layer::build(const Shape& input_shape, Random& random) {
 
 void Layer::build_weights(const Shape&, Random&) {}
 
+void Layer::check_one_input(const std::vector<Shape>& input_shapes) const {
+  check_argument(input_shapes.size() == 1, "layer '" + name_ + "' (" + class_name() +
+                                               ") takes one input, got " +
+                                               std::to_string(input_shapes.size()));
+}
+
 void Layer::build_for(const std::vector<Shape>& input_shapes, Random& random) {
   if (!takes_input_list()) {
-    check_argument(input_shapes.size() == 1, "layer '" + name_ + "' (" + class_name() +
-                                                 ") takes one input, got " +
-                                                 std::to_string(input_shapes.size()));
+    check_one_input(input_shapes);
     build(input_shapes[0], random);
     return;
   }
@@ -77,17 +81,13 @@ void Layer::build_for(const std::vector<Shape>& input_shapes, Random& random) {
 }
 
 Shape Layer::output_shape_for(const std::vector<Shape>& input_shapes) const {
-  check_argument(input_shapes.size() == 1, "layer '" + name_ + "' (" + class_name() +
-                                               ") takes one input, got " +
-                                               std::to_string(input_shapes.size()));
+  check_one_input(input_shapes);
   return compute_output_shape(input_shapes[0]);
 }
 
 std::unique_ptr<LayerStep> Layer::compile_for(const std::vector<Shape>& input_shapes,
                                               const CompileOptions& options) {
-  check_argument(input_shapes.size() == 1, "layer '" + name_ + "' (" + class_name() +
-                                               ") takes one input, got " +
-                                               std::to_string(input_shapes.size()));
+  check_one_input(input_shapes);
   return compile(input_shapes[0], options);
 }
 

@@ -117,6 +117,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
                        std::shared_ptr<const WeightLayout> layout = nullptr);
 
  private:
+  /// The general forms' check for layers that take one input.
+  void check_one_input(const std::vector<Shape>& input_shapes) const;
+
   std::string name_;
   bool trainable_ = true;
   bool built_ = false;

@@ -75,6 +75,14 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   std::vector<int> producer(tensor_count, -1);
   for (int s = 0; s < count; ++s) producer[size_t(steps_[size_t(s)].output)] = s;
   auto backward_at = [&](int s) { return 2 * count - s; };
+  // Per output, the step whose softmax input a crossentropy may take instead of the output:
+  // the step making it, when it ends in softmax and nothing else reads the output.
+  for (int output : output_ids_) {
+    const int maker = producer[size_t(output)];
+    const bool logits = maker >= 0 && readers[size_t(output)].empty() &&
+                        steps_[size_t(maker)].kernel->ends_in_softmax();
+    softmax_steps_.push_back(logits ? maker : -1);
+  }
 
   // Activations. A reshape's output is a view of its input when nothing else reads that input.
   std::vector<int> activation_id(tensor_count, -1);
@@ -245,26 +253,13 @@ void CompiledStep::forward(bool training) {
   for (Step& step : steps_) step.kernel->forward(step.input_tensors, tensors_[size_t(step.output)], training);
 }
 
-bool CompiledStep::output_is_logits(size_t index) const {
-  const int output = output_ids_.at(index);
-  for (const Step& step : steps_) {
-    if (std::find(step.inputs.begin(), step.inputs.end(), output) != step.inputs.end()) return false;
-  }
-  for (const Step& step : steps_) {
-    if (step.output == output) return step.kernel->ends_in_softmax();
-  }
-  return false;  // a model input given back as an output
-}
-
 double CompiledStep::compute_loss(const losses::Loss& loss, const Tensor& y_true, double mean_over,
                                   Tensor* gradient, size_t index) const {
-  const bool from_logits = loss.fuses_softmax() && output_is_logits(index);
-  Tensor prediction = output(index);
-  if (from_logits) {
-    for (const Step& step : steps_) {
-      if (step.output == output_ids_[index]) prediction = step.kernel->logits(step.input_tensors[0]);
-    }
-  }
+  const int softmax_step = softmax_steps_.at(index);
+  const bool from_logits = loss.fuses_softmax() && softmax_step >= 0;
+  const Tensor prediction =
+      from_logits ? steps_[size_t(softmax_step)].kernel->logits(steps_[size_t(softmax_step)].input_tensors[0])
+                  : output(index);
   return loss.compute(prediction, y_true, from_logits, mean_over, gradient);
 }
 
@@ -276,23 +271,21 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
                      std::to_string(losses.size()) + " losses");
   // A loss weighted w is a loss averaged over mean_over / w; weight 0 adds no gradient.
   std::vector<double> sums;
-  std::vector<int> logits_outputs;
+  std::vector<bool> for_logits(steps_.size(), false);  // steps whose gradient is for logits
   for (size_t k = 0; k < losses.size(); ++k) {
     Tensor& gradient = gradients_[size_t(output_ids_[k])];
     const bool counts = losses[k].weight != 0 && !gradient.empty();
     if (!counts && !gradient.empty()) gradient.fill_zero();
     sums.push_back(compute_loss(*losses[k].loss, *losses[k].y_true, mean_over / losses[k].weight,
                                 counts ? &gradient : nullptr, k));
-    if (losses[k].loss->fuses_softmax() && output_is_logits(k)) logits_outputs.push_back(output_ids_[k]);
+    if (losses[k].loss->fuses_softmax() && softmax_steps_[k] >= 0) for_logits[size_t(softmax_steps_[k])] = true;
   }
   for (size_t s = steps_.size(); s-- > 0;) {
     Step& step = steps_[s];
     if (!step.runs_backward) continue;
     std::span<Tensor> weights(step_weight_gradients_.data() + step.weights_begin, step.weights_count);
-    const bool for_logits =
-        std::find(logits_outputs.begin(), logits_outputs.end(), step.output) != logits_outputs.end();
     step.kernel->backward(step.input_tensors, tensors_[size_t(step.output)], gradients_[size_t(step.output)],
-                          step.grad_targets, weights, for_logits);
+                          step.grad_targets, weights, for_logits[s]);
     for (size_t k = 0; k < step.inputs.size(); ++k) {
       if (!step.accumulates[k]) continue;
       float* sum = gradients_[size_t(step.inputs[k])].data<float>();

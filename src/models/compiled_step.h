@@ -94,15 +94,13 @@ class CompiledStep {
     size_t weights_begin = 0, weights_count = 0;
     int64_t buffer_offset = 0;  // where its trainable weights' gradients start in the buffer
   };
-  /// Whether output `index` is a softmax whose input a loss may take instead (nothing else
-  /// reads the output).
-  bool output_is_logits(size_t index) const;
 
   int64_t batch_;
   bool training_;
   std::vector<Step> steps_;
   std::vector<int> input_ids_;
   std::vector<int> output_ids_;
+  std::vector<int> softmax_steps_;  // per output: the step whose logits a loss may take, or -1
   MemoryPlan plan_;
   std::shared_ptr<std::byte> arena_;
   std::vector<Tensor> tensors_;    // per tensor id: activations (model inputs own theirs)

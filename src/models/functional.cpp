@@ -228,7 +228,6 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
   auto result = std::unique_ptr<Functional>(new Functional(config.value("name", "")));
   graph::Graph graph;
   std::vector<std::shared_ptr<Layer>> layers;
-  std::vector<Member> members;
   std::map<std::string, int> tensor_of;  // layer name -> its output tensor
   std::vector<std::string> input_names = names_of_histories(config.at("input_layers"), "input_layers");
   std::vector<std::string> output_names = names_of_histories(config.at("output_layers"), "output_layers");
@@ -270,10 +269,10 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
       const std::string class_name = layer.entry->value("class_name", "");
       if (class_name == "Sequential" || class_name == "Functional" || class_name == "Model") {
         std::shared_ptr<const Model> inner = models::from_config(*layer.entry);
+        std::vector<int> inputs;
+        for (const std::string& read : layer.reads) inputs.push_back(tensor_of.at(read));
         tensor_of[layer.name] = inline_model(*inner, layer.name, layer.reads, tensor_of, graph, layers);
-        result->calls_.push_back({{nullptr, inner}, {}, tensor_of[layer.name]});
-        for (const std::string& read : layer.reads) result->calls_.back().inputs.push_back(tensor_of.at(read));
-        members.push_back({nullptr, inner});
+        result->calls_.push_back({{nullptr, inner}, std::move(inputs), tensor_of[layer.name]});
         continue;
       }
       std::shared_ptr<Layer> built = layers::from_config(*layer.entry);
@@ -294,7 +293,6 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
       built->build_for(shapes, global_random());
       tensor_of[layer.name] = graph.add_node(*built, inputs);
       result->calls_.push_back({{built, nullptr}, std::move(inputs), tensor_of[layer.name]});
-      members.push_back({built, nullptr});
       layers.push_back(std::move(built));
     }
     if (waiting.size() == pending.size()) {
@@ -317,6 +315,8 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
   graph.set_outputs(outputs);
   graph.order_inputs(input_names);
   check_inputs_connected(graph, result->name());
+  std::vector<Member> members;  // Keras' model.layers: what the calls call
+  for (const Call& call : result->calls_) members.push_back(call.member);
   result->set_graph(std::move(graph), std::move(layers), std::move(members));
   return result;
 }

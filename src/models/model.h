@@ -190,6 +190,8 @@ class Model {
   /// Sets the outputs' training and builds the optimizer.
   void compile_outputs(std::shared_ptr<optimizers::Optimizer> optimizer, std::vector<OutputTraining> outputs);
   void make_metrics(Results& results, const Targets& y) const;
+  /// Each output's loss checks its targets (labels in range, shapes), naming the bad sample.
+  void validate_targets(const Targets& y) const;
   /// Throws, naming `action` and the fix, unless compile() was called.
   void require_compiled(const std::string& action) const;
   /// The batch (x, y) through the model, with an optimizer step when `training`, adding to

@@ -120,6 +120,10 @@ void Model::make_metrics(Results& results, const Targets& y) const {
   results.made = true;
 }
 
+void Model::validate_targets(const Targets& y) const {
+  for (size_t k = 0; k < outputs_.size(); ++k) outputs_[k].loss->validate_targets(y[k], output_shape(1, k));
+}
+
 void Model::require_compiled(const std::string& action) const {
   check_argument(optimizer_ != nullptr, "model '" + name_ + "' must be compiled before " + action +
                                             ": call compile(optimizer, loss, metrics)");
@@ -163,7 +167,7 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
                        (layers_[i]->trainable() ? "trainable" : "non-trainable") +
                        " after compile: compile the model again for it to take effect (as Keras requires)");
   }
-  for (size_t k = 0; k < outputs_.size(); ++k) outputs_[k].loss->validate_targets(y[k], output_shape(1, k));
+  validate_targets(y);
   if (!results.made) make_metrics(results, y);
   distribute::Strategy& strategy = *strategy_;
   const int local = strategy.num_local_replicas();
@@ -318,7 +322,7 @@ History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) 
 History Model::fit(const Inputs& x, const Targets& y, const FitOptions& options) {
   require_compiled("fit");
   check_inputs(*this, x, &y);
-  for (size_t k = 0; k < outputs_.size(); ++k) outputs_[k].loss->validate_targets(y[k], output_shape(1, k));
+  validate_targets(y);
   // As Keras with arrays: the whole set reshuffled every epoch.
   data::Dataset dataset = samples(x, y);
   if (options.shuffle) dataset = dataset.shuffle(x[0].shape()[0], options.shuffle_seed);
@@ -414,7 +418,7 @@ std::map<std::string, double> Model::evaluate(const Inputs& x, const Targets& y,
                                               int64_t batch_size, int verbose) {
   require_compiled("evaluate");
   check_inputs(*this, x, &y);
-  for (size_t k = 0; k < outputs_.size(); ++k) outputs_[k].loss->validate_targets(y[k], output_shape(1, k));
+  validate_targets(y);
   return evaluate(batched(x, y, batch_size), verbose);
 }
 

@@ -30,6 +30,12 @@
   parity_frozen/
             a small Sequential CNN whose first Conv2D is frozen (trainable=False, "trainable":
             false in model.json): final/conv2d.* equal initial/conv2d.*.
+  parity_batchnorm/
+            BatchNormalization on 4-D (after Conv2D) and 2-D (after Dense) inputs, with center
+            or scale off in one layer each and a non-default momentum/epsilon in one.
+            moving_mean and moving_variance are in initial/ and final/; gamma, beta and the
+            moving statistics start from random values (not 1/0/0/1). model.keras, model.h5
+            and predictions.npy as in parity_residual (predict runs in inference mode).
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
             accuracy, the recipe's pipeline from_tensor_slices.shuffle(10000).batch(512)
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
@@ -129,6 +135,41 @@ def residual_model():
     y = keras.layers.GlobalAveragePooling2D()(y)
     outputs = keras.layers.Dense(10, activation="softmax")(y)
     return compiled(keras.Model(inputs, outputs, name="residual"))
+
+
+def batchnorm_model():
+    """Conv2D/Dense with BatchNormalization on 4-D and 2-D inputs; gamma, beta, moving_mean
+    and moving_variance of every BatchNormalization set to random values (where they exist)
+    so that parity checks real values, not ones and zeros. No bias before a normalization
+    (as usual): its gradient is zero up to rounding, which Adam would turn into full steps of
+    rounding noise."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Conv2D(8, 3, padding="same", use_bias=False)(inputs)
+    x = keras.layers.BatchNormalization()(x)
+    x = keras.layers.Activation("relu")(x)
+    x = keras.layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(x)
+    x = keras.layers.BatchNormalization(momentum=0.9, epsilon=1e-5, center=False)(x)
+    x = keras.layers.Activation("relu")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    x = keras.layers.Dense(32, use_bias=False)(x)
+    x = keras.layers.BatchNormalization(scale=False)(x)
+    x = keras.layers.Activation("relu")(x)
+    outputs = keras.layers.Dense(10, activation="softmax")(x)
+    model = keras.Model(inputs, outputs, name="batchnorm")
+    rng = np.random.RandomState(3)
+    ranges = {"gamma": (0.5, 1.5), "beta": (-0.5, 0.5), "moving_mean": (-0.5, 0.5),
+              "moving_variance": (0.5, 2.0)}
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.BatchNormalization):
+            for attribute, (low, high) in ranges.items():
+                weight = getattr(layer, attribute, None)
+                if weight is not None:
+                    weight.assign(rng.uniform(low, high, weight.shape).astype(np.float32))
+    # Adam's first steps are lr * g / (|g| + epsilon): with the default epsilon (1e-7) a
+    # gradient near zero moves its weight by a full lr in the direction of its rounding error.
+    # A normalization's backward subtracts means (cancellation), so a larger epsilon keeps
+    # parity a test of the gradients rather than of their rounding.
+    return compiled(model, optimizer=keras.optimizers.Adam(epsilon=1e-3))
 
 
 def concat_model():
@@ -263,6 +304,7 @@ def main():
     parity(train, nested_model, "parity_nested", save_model=True)
     parity(train, two_outputs_model, "parity_two_outputs", batch=two_outputs_batch, logs=True)
     parity(train, frozen_model, "parity_frozen")
+    parity(train, batchnorm_model, "parity_batchnorm", save_model=True)
     if not args.skip_curve:
         curve(train, test)
 

@@ -124,6 +124,18 @@ std::vector<const Variable*> Layer::weights() const {
   return result;
 }
 
+std::vector<Variable*> Layer::trainable_weights() {
+  std::vector<Variable*> result;
+  for (auto& weight : weights_) {
+    if (trainable_ && weight->trainable()) result.push_back(weight.get());
+  }
+  return result;
+}
+
+void Layer::update_state(std::span<const Tensor>) {
+  throw Error(ErrorCode::internal, "layer '" + name_ + "' has no state to update");
+}
+
 int64_t Layer::count_params() const {
   int64_t count = 0;
   for (const auto& weight : weights_) count += weight->shape().num_elements();
@@ -132,8 +144,8 @@ int64_t Layer::count_params() const {
 
 Variable& Layer::add_weight(const std::string& name, const Shape& shape,
                             const Initializer& initializer, Random& random,
-                            std::shared_ptr<const WeightLayout> layout) {
-  auto variable = std::make_unique<Variable>(name, shape, std::move(layout));
+                            std::shared_ptr<const WeightLayout> layout, bool trainable) {
+  auto variable = std::make_unique<Variable>(name, shape, std::move(layout), trainable);
   Tensor keras_value(shape);
   initializer.fill(keras_value, random);
   variable->assign(keras_value);

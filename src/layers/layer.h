@@ -54,6 +54,9 @@ class LayerStep {
   virtual Tensor logits(const Tensor& input) const { return input; }
   /// True when the output is the input reshaped (same memory, no work).
   virtual bool is_reshape() const { return false; }
+  /// What a training forward measured for the layer's state (BatchNormalization's batch mean
+  /// and variance); the model passes them to Layer::update_state after the step.
+  virtual std::span<const Tensor> batch_statistics() const { return {}; }
   /// The input whose gradient is the output's gradient as it is (a reshape's input, an Add's
   /// first), or -1. Its gradient may then share the output gradient's memory, and backward
   /// must allow grad_inputs[k] and grad_output to be one buffer.
@@ -100,8 +103,14 @@ class Layer : public std::enable_shared_from_this<Layer> {
   KerasTensor operator()(const KerasTensor& input);
   KerasTensor operator()(const std::vector<KerasTensor>& inputs);
 
+  /// Keras' order: as the layer added them (trainable and state alike).
   std::vector<Variable*> weights();
   std::vector<const Variable*> weights() const;
+  /// What the optimizer updates: the trainable variables, none when the layer is frozen.
+  std::vector<Variable*> trainable_weights();
+  /// Updates the layer's state from a training step's batch statistics (see
+  /// LayerStep::batch_statistics and Model::update_layer_states).
+  virtual void update_state(std::span<const Tensor> statistics);
   int64_t count_params() const;
   /// Keras' layer.trainable: false freezes the layer's weights (fine-tuning). Takes effect at
   /// the model's next compile, as in Keras.
@@ -114,7 +123,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   /// Adds a weight named as in Keras, initialised in Keras' layout.
   Variable& add_weight(const std::string& name, const Shape& shape,
                        const Initializer& initializer, Random& random,
-                       std::shared_ptr<const WeightLayout> layout = nullptr);
+                       std::shared_ptr<const WeightLayout> layout = nullptr,
+                       bool trainable = true);
 
  private:
   /// The general forms' check for layers that take one input.

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "layers/activation.h"
+#include "layers/batch_normalization.h"
 #include "layers/conv2d.h"
 #include "layers/dense.h"
 #include "layers/dropout.h"
@@ -102,6 +103,36 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     config.allow_only("axis", {-1}, "Softmax normalises the last axis (axis -1)");
     return std::make_shared<Softmax>(name);
   }
+  if (class_name == "BatchNormalization") {
+    json axis = config.take<json>("axis", -1);
+    if (axis.is_array() && axis.size() == 1) axis = axis[0];  // Keras 2 writes [3]
+    if (!axis.is_number_integer()) {
+      throw Error(ErrorCode::invalid_argument, "layer '" + name + "' (BatchNormalization): axis " +
+                                                   axis.dump() + " is not supported: Tenfold normalises one axis, the last (-1)");
+    }
+    for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint",
+                            "gamma_constraint", "virtual_batch_size", "adjustment"}) {
+      config.allow_null(key);
+    }
+    config.allow_only("renorm", {false}, "batch renormalization is not implemented");
+    config.allow_null("renorm_clipping");
+    config.ignore("renorm_momentum");  // only read with renorm
+    config.ignore("fused");            // Keras 2's choice of kernel: the same numbers
+    config.allow_only("synchronized", {false},
+                      "synchronized batch statistics are not implemented yet: each replica "
+                      "normalises with its own batch (synchronized=false)");
+    return std::make_shared<BatchNormalization>(BatchNormalizationOptions{
+        .axis = axis.get<int64_t>(),
+        .momentum = config.take("momentum", 0.99),
+        .epsilon = config.take("epsilon", 1e-3),
+        .center = config.take("center", true),
+        .scale = config.take("scale", true),
+        .beta_initializer = config.take_initializer("beta_initializer", "zeros"),
+        .gamma_initializer = config.take_initializer("gamma_initializer", "ones"),
+        .moving_mean_initializer = config.take_initializer("moving_mean_initializer", "zeros"),
+        .moving_variance_initializer = config.take_initializer("moving_variance_initializer", "ones"),
+        .name = name});
+  }
   if (class_name == "Dropout") {
     config.allow_null("noise_shape");
     json seed = config.take<json>("seed", nullptr);
@@ -122,7 +153,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   throw Error(ErrorCode::invalid_argument,
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
-                  "InputLayer, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
+                  "InputLayer, Conv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
                   "GlobalMaxPooling2D, Flatten, Reshape, Dense, Activation, ReLU, Softmax, "
                   "Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }

@@ -6,8 +6,9 @@
 
 namespace tenfold {
 
-Variable::Variable(std::string name, Shape shape, std::shared_ptr<const WeightLayout> layout)
-    : name_(std::move(name)), shape_(std::move(shape)), layout_(std::move(layout)) {
+Variable::Variable(std::string name, Shape shape, std::shared_ptr<const WeightLayout> layout,
+                   bool trainable)
+    : name_(std::move(name)), shape_(std::move(shape)), layout_(std::move(layout)), trainable_(trainable) {
   int64_t elements = layout_ ? layout_->native_elements() : shape_.num_elements();
   value_ = Tensor(Shape{elements});
 }

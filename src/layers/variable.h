@@ -20,13 +20,17 @@ class WeightLayout {
 
 class Variable {
  public:
-  /// `layout` null means the native layout is Keras' own.
-  Variable(std::string name, Shape shape, std::shared_ptr<const WeightLayout> layout);
+  /// `layout` null means the native layout is Keras' own. A variable that is not
+  /// `trainable` is state the layer updates itself (BatchNormalization's moving statistics),
+  /// never the optimizer.
+  Variable(std::string name, Shape shape, std::shared_ptr<const WeightLayout> layout,
+           bool trainable = true);
 
   /// Name inside its layer, e.g. "kernel" (a path segment in model files).
   const std::string& name() const { return name_; }
   /// Keras shape, e.g. (3, 3, 1, 32) for a Conv2D kernel.
   const Shape& shape() const { return shape_; }
+  bool trainable() const { return trainable_; }
   /// Storage in the native layout, flat.
   Tensor& value() { return value_; }
   const Tensor& value() const { return value_; }
@@ -46,6 +50,7 @@ class Variable {
   std::string name_;
   Shape shape_;
   std::shared_ptr<const WeightLayout> layout_;
+  bool trainable_;
   Tensor value_;
 };
 

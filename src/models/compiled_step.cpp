@@ -55,9 +55,8 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     if (!step.kernel) step.kernel = node.layer->compile_for(input_shapes, options);
     bool has_weights = false;  // trainable ones: a frozen layer learns nothing
     for (size_t k = n; k < n + covered; ++k) {
-      const Layer& layer = *graph.nodes()[k].layer;
       step.layers.push_back(graph.nodes()[k].layer);
-      has_weights = has_weights || (layer.trainable() && !layer.weights().empty());
+      has_weights = has_weights || !step.layers.back()->trainable_weights().empty();
     }
     step.output = graph.nodes()[n + covered - 1].output;
     depends[size_t(step.output)] = input_depends || has_weights;
@@ -194,13 +193,12 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
 
   // The trainable weights' gradients in one buffer, each 64-byte aligned: replicas and workers
   // sum them as one flat array (one fused all-reduce). A frozen layer that still runs backward
-  // (for its input's gradient) writes its weight gradients to scratch nobody reads.
+  // (for its input's gradient) writes its weight gradients to scratch nobody reads; state
+  // (moving statistics) has no gradient.
   std::vector<Variable*> trainable;
   for (const Step& step : steps_) {
     for (Layer* layer : step.layers) {
-      for (Variable* weight : layer->weights()) {
-        if (layer->trainable()) trainable.push_back(weight);
-      }
+      for (Variable* weight : layer->trainable_weights()) trainable.push_back(weight);
     }
   }
   weight_gradient_buffer_ = Tensor(Shape{gradient_buffer_elements(trainable)});
@@ -209,10 +207,12 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     step.weights_begin = step_weight_gradients_.size();
     step.buffer_offset = offset;
     for (Layer* layer : step.layers) {
+      const std::vector<Variable*> learned = layer->trainable_weights();
       for (Variable* weight : layer->weights()) {
         const Shape& shape = weight->value().shape();
-        if (!layer->trainable()) {
-          step_weight_gradients_.push_back(step.runs_backward ? Tensor::uninitialized(shape) : Tensor());
+        if (std::find(learned.begin(), learned.end(), weight) == learned.end()) {
+          const bool frozen = step.runs_backward && weight->trainable();
+          step_weight_gradients_.push_back(frozen ? Tensor::uninitialized(shape) : Tensor());
           continue;
         }
         step_weight_gradients_.push_back(Tensor::view(weight_gradient_buffer_.data<float>() + offset, shape));
@@ -241,6 +241,15 @@ std::vector<std::string> CompiledStep::step_names() const {
     names.push_back(name);
   }
   return names;
+}
+
+std::vector<CompiledStep::LayerStatistics> CompiledStep::layer_statistics() const {
+  std::vector<LayerStatistics> result;
+  for (const Step& step : steps_) {
+    std::span<const Tensor> statistics = step.kernel->batch_statistics();
+    if (!statistics.empty()) result.push_back({step.layers.front(), statistics});
+  }
+  return result;
 }
 
 size_t CompiledStep::first_backward_step() const {

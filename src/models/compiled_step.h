@@ -69,6 +69,13 @@ class CompiledStep {
   std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
   /// All of them as one flat array (with zero padding between them).
   Tensor& weight_gradient_buffer() { return weight_gradient_buffer_; }
+  /// A layer whose state a training step updates, with this replica's batch statistics.
+  struct LayerStatistics {
+    Layer* layer;
+    std::span<const Tensor> statistics;
+  };
+  /// After forward(true): those layers, in step order (Model::update_layer_states).
+  std::vector<LayerStatistics> layer_statistics() const;
   /// What each step runs: a layer's name, or the names of fused layers joined by '+'.
   std::vector<std::string> step_names() const;
   /// Index of the first step that runs backward: the steps before it have no weights and no

@@ -130,8 +130,7 @@ std::vector<Variable*> Model::weights() const {
 std::vector<Variable*> Model::trainable_weights() const {
   std::vector<Variable*> result;
   for (const auto& layer : layers_) {
-    if (!layer->trainable()) continue;
-    for (Variable* weight : layer->weights()) result.push_back(weight);
+    for (Variable* weight : layer->trainable_weights()) result.push_back(weight);
   }
   return result;
 }

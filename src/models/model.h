@@ -202,6 +202,11 @@ class Model {
   /// batch) summed over all workers; checks that all workers ran the same global batch.
   void add_global_results(const Targets& y, Results& results,
                           const std::vector<std::pair<double, double>>& before);
+  /// After a training step: the stateful layers (BatchNormalization) update their state from
+  /// the batch statistics of the first replica of the first worker. Keras' MirroredStrategy
+  /// keeps a copy per replica, each following its own replica's batch, and reads and saves
+  /// the first replica's: that is the copy Tenfold keeps.
+  void update_layer_states(const CompiledStep& first_replica, bool across_workers);
   /// The reducer of this compile's gradients (made on first use).
   distribute::GradientReducer& gradient_reducer();
   /// Warns once when a multi-replica strategy exists but this model was compiled outside it.

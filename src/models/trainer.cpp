@@ -220,6 +220,7 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
   });
 
   if (training) {
+    update_layer_states(*steps[0], across_workers);
     reduction_wait_seconds_ += reducer->finish();
     if (local == 1) {
       optimizer_->apply_gradients(steps[0]->weight_gradients());
@@ -250,6 +251,29 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
     }
   }
   if (across_workers) add_global_results(y, results, before);
+}
+
+void Model::update_layer_states(const CompiledStep& first_replica, bool across_workers) {
+  const std::vector<CompiledStep::LayerStatistics> layers = first_replica.layer_statistics();
+  if (layers.empty()) return;
+  // Only the first worker's values count: the all-reduce of them and zeros is a broadcast.
+  const bool source = !across_workers || strategy_->communicator().rank() == 0;
+  std::vector<float> values;
+  for (const CompiledStep::LayerStatistics& layer : layers) {
+    for (const Tensor& statistic : layer.statistics) {
+      for (float value : statistic.values<float>()) values.push_back(source ? value : 0.0f);
+    }
+  }
+  if (across_workers) strategy_->communicator().allreduce_sum(values.data(), int64_t(values.size()));
+  size_t at = 0;
+  for (const CompiledStep::LayerStatistics& layer : layers) {
+    std::vector<Tensor> statistics;
+    for (const Tensor& statistic : layer.statistics) {
+      statistics.push_back(Tensor(statistic.shape()));
+      for (float& value : statistics.back().values<float>()) value = values[at++];
+    }
+    layer.layer->update_state(statistics);
+  }
 }
 
 distribute::GradientReducer& Model::gradient_reducer() {

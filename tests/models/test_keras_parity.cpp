@@ -155,6 +155,24 @@ TEST(KerasParity, ThreeAdamStepsWithAFrozenConvolution) {
   EXPECT_EQ(model->to_config()["config"]["layers"][1]["config"]["trainable"], false);
 }
 
+TEST(KerasParity, ThreeAdamStepsWithBatchNormalization) {
+  // Batch statistics in training (4-D and 2-D inputs, without scale or center), the moving
+  // statistics' updates (compared as weights), then inference from them.
+  auto model = io::load_model_json(fixture_path("keras/parity_batchnorm/model.json"));
+  // Adam's epsilon 1e-3 as the fixture's (tools/make_keras_fixtures.py says why).
+  model->compile(std::make_shared<optimizers::Adam>(0.001f, 0.9f, 0.999f, 1e-3f),
+                 std::make_shared<losses::SparseCategoricalCrossentropy>(), {"accuracy"});
+  // atol 5e-6 (weights of magnitude ~0.05): Keras' own float32 gradients of this model are up
+  // to 2.5e-4 of the largest away from float64 ones (a normalization's backward subtracts
+  // means), Tenfold's up to 2.5e-5 (per-channel sums in double); 3 Adam steps of lr 1e-3 carry
+  // that into the weights.
+  check_three_adam_steps(*model, "parity_batchnorm", {}, {}, 5e-6);
+  EXPECT_EQ(model->trainable_weights().size(), 9u);  // 4 kernels, 1 bias, 2 gammas, 2 betas
+  int64_t trainable = 0;
+  for (const Variable* weight : model->trainable_weights()) trainable += weight->shape().num_elements();
+  EXPECT_EQ(model->count_params() - trainable, 2 * (8 + 16 + 32));  // the moving statistics
+}
+
 TEST(KerasParity, ThreeAdamStepsOfTwoOutputsWithLossWeights) {
   auto model = io::load_model_json(fixture_path("keras/parity_two_outputs/model.json"));
   model->compile(std::make_shared<optimizers::Adam>(),

@@ -1,0 +1,150 @@
+#include "layers/batch_normalization.h"
+
+#include "core/error.h"
+#include "kernels/batch_norm.h"
+
+namespace tenfold::layers {
+
+namespace {
+
+using kernels::BatchNormGeometry;
+using kernels::BatchNormKernel;
+
+const float* data_or_null(const Variable* variable) {
+  return variable ? variable->value().data<float>() : nullptr;
+}
+
+class BatchNormStep : public LayerStep {
+ public:
+  /// `batch_statistics`: training normalises with the batch's statistics (a trainable layer);
+  /// otherwise always with the moving ones.
+  BatchNormStep(const BatchNormGeometry& geometry, bool batch_statistics, Variable* gamma,
+                Variable* beta, Variable* moving_mean, Variable* moving_variance)
+      : kernel_(geometry),
+        batch_statistics_(batch_statistics),
+        gamma_(gamma),
+        beta_(beta),
+        moving_mean_(moving_mean),
+        moving_variance_(moving_variance),
+        statistics_{Tensor(Shape{geometry.channels}), Tensor(Shape{geometry.channels})} {}
+
+  void forward(const Tensor& input, Tensor& output, bool training) override {
+    used_batch_statistics_ = training && batch_statistics_;
+    if (used_batch_statistics_) kernel_.statistics(input.data<float>(), mean(), variance());
+    kernel_.normalize(input.data<float>(), mean(), variance(), data_or_null(gamma_),
+                      data_or_null(beta_), output.data<float>());
+  }
+
+  void backward(const Tensor& input, const Tensor&, Tensor& grad_output, Tensor* grad_input,
+                std::span<Tensor> weight_gradients, bool) override {
+    // Weight gradients in the layer's weight order: gamma, beta (when present), then the
+    // state's (none). A frozen layer's are not wanted.
+    float* diff_gamma = gamma_ && batch_statistics_ ? weight_gradients[0].data<float>() : nullptr;
+    float* diff_beta = beta_ && batch_statistics_ ? weight_gradients[gamma_ ? 1 : 0].data<float>() : nullptr;
+    kernel_.backward(input.data<float>(), grad_output.data<float>(), mean(), variance(),
+                     data_or_null(gamma_), used_batch_statistics_,
+                     grad_input ? grad_input->data<float>() : nullptr, diff_gamma, diff_beta);
+  }
+
+  std::span<const Tensor> batch_statistics() const override {
+    if (!batch_statistics_) return {};
+    return statistics_;
+  }
+
+ private:
+  // The statistics the last forward normalised with.
+  float* mean() { return used_batch_statistics_ ? statistics_[0].data<float>() : moving_mean_->value().data<float>(); }
+  float* variance() {
+    return used_batch_statistics_ ? statistics_[1].data<float>() : moving_variance_->value().data<float>();
+  }
+
+  BatchNormKernel kernel_;
+  bool batch_statistics_;
+  bool used_batch_statistics_ = false;
+  Variable* gamma_;
+  Variable* beta_;
+  Variable* moving_mean_;
+  Variable* moving_variance_;
+  std::array<Tensor, 2> statistics_;  // the last training forward's mean and variance
+};
+
+}  // namespace
+
+BatchNormalization::BatchNormalization(const BatchNormalizationOptions& options)
+    : Layer("batch_normalization", options.name), options_(options) {
+  check_argument(options.momentum >= 0 && options.momentum <= 1,
+                 "BatchNormalization momentum must be in [0, 1], got " + std::to_string(options.momentum));
+  check_argument(options.epsilon > 0,
+                 "BatchNormalization epsilon must be positive, got " + std::to_string(options.epsilon));
+  for (const std::string& name : {options.beta_initializer, options.gamma_initializer,
+                                  options.moving_mean_initializer, options.moving_variance_initializer}) {
+    Initializer{name};  // validates the names early
+  }
+}
+
+Shape BatchNormalization::compute_output_shape(const Shape& input_shape) const {
+  check_argument(input_shape.rank() >= 2, "BatchNormalization '" + name() +
+                                              "' expects inputs of rank 2 or more, got " +
+                                              input_shape.to_string(true));
+  check_argument(options_.axis == -1 || options_.axis == int64_t(input_shape.rank()) - 1,
+                 "BatchNormalization '" + name() + "' normalises the last axis (channels_last); "
+                 "got axis=" + std::to_string(options_.axis) + " for inputs " +
+                     input_shape.to_string(true) + ": use axis=-1");
+  return input_shape;
+}
+
+void BatchNormalization::build_weights(const Shape& input_shape, Random& random) {
+  compute_output_shape(input_shape);
+  const Shape channels{input_shape[input_shape.rank() - 1]};
+  if (options_.scale) gamma_ = &add_weight("gamma", channels, Initializer(options_.gamma_initializer), random);
+  if (options_.center) beta_ = &add_weight("beta", channels, Initializer(options_.beta_initializer), random);
+  moving_mean_ = &add_weight("moving_mean", channels, Initializer(options_.moving_mean_initializer),
+                             random, nullptr, /*trainable=*/false);
+  moving_variance_ = &add_weight("moving_variance", channels,
+                                 Initializer(options_.moving_variance_initializer), random, nullptr,
+                                 /*trainable=*/false);
+}
+
+std::unique_ptr<LayerStep> BatchNormalization::compile(const Shape& input_shape,
+                                                       const CompileOptions&) {
+  const int64_t channels = input_shape[input_shape.rank() - 1];
+  const BatchNormGeometry geometry{.rows = input_shape.num_elements() / channels,
+                                   .channels = channels,
+                                   .epsilon = options_.epsilon};
+  // A frozen layer normalises with its moving statistics even in training, as in Keras.
+  return std::make_unique<BatchNormStep>(geometry, trainable(), gamma_, beta_, moving_mean_,
+                                         moving_variance_);
+}
+
+void BatchNormalization::update_state(std::span<const Tensor> statistics) {
+  check_argument(statistics.size() == 2, "BatchNormalization takes a mean and a variance");
+  // In float32 as Keras: moving * momentum + batch * (1 - momentum).
+  const float keep = float(options_.momentum);
+  const float take = float(1.0 - options_.momentum);
+  Variable* moving[2] = {moving_mean_, moving_variance_};
+  for (size_t k = 0; k < 2; ++k) {
+    float* value = moving[k]->value().data<float>();
+    const float* batch = statistics[k].data<float>();
+    for (int64_t c = 0; c < statistics[k].num_elements(); ++c) value[c] = value[c] * keep + batch[c] * take;
+  }
+}
+
+nlohmann::json BatchNormalization::get_config() const {
+  nlohmann::json config = Layer::get_config();
+  config["axis"] = options_.axis;
+  config["momentum"] = options_.momentum;
+  config["epsilon"] = options_.epsilon;
+  config["center"] = options_.center;
+  config["scale"] = options_.scale;
+  config["beta_initializer"] = Initializer(options_.beta_initializer).get_config();
+  config["gamma_initializer"] = Initializer(options_.gamma_initializer).get_config();
+  config["moving_mean_initializer"] = Initializer(options_.moving_mean_initializer).get_config();
+  config["moving_variance_initializer"] = Initializer(options_.moving_variance_initializer).get_config();
+  for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}) {
+    config[key] = nullptr;
+  }
+  config["synchronized"] = false;
+  return config;
+}
+
+}  // namespace tenfold::layers

@@ -1,0 +1,50 @@
+#pragma once
+// keras.layers.BatchNormalization over the last axis. Weights in Keras' order: gamma and beta
+// (trainable, present with scale / center), moving_mean and moving_variance (state).
+//
+// Training normalises with the batch's mean and biased variance and moves the moving
+// statistics toward them: moving = moving * momentum + batch * (1 - momentum). With several
+// replicas (synchronized=false, Keras' default) each replica normalises with its own batch's
+// statistics, and the moving statistics follow the first replica's batch, the copy Keras'
+// MirroredStrategy reads and saves (Model::update_layer_states). Inference, and a frozen
+// layer (trainable=false) even in training, normalise with the moving statistics.
+#include "layers/layer.h"
+
+namespace tenfold::layers {
+
+struct BatchNormalizationOptions {
+  /// The normalised (channel) axis: the last, as -1 or as rank - 1.
+  int64_t axis = -1;
+  double momentum = 0.99;
+  double epsilon = 1e-3;
+  bool center = true;
+  bool scale = true;
+  std::string beta_initializer = "zeros";
+  std::string gamma_initializer = "ones";
+  std::string moving_mean_initializer = "zeros";
+  std::string moving_variance_initializer = "ones";
+  std::string name;
+};
+
+class BatchNormalization : public Layer {
+ public:
+  explicit BatchNormalization(const BatchNormalizationOptions& options = {});
+  std::string class_name() const override { return "BatchNormalization"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
+  nlohmann::json get_config() const override;
+  /// statistics: a training batch's mean and variance.
+  void update_state(std::span<const Tensor> statistics) override;
+
+ protected:
+  void build_weights(const Shape& input_shape, Random& random) override;
+
+ private:
+  BatchNormalizationOptions options_;
+  Variable* gamma_ = nullptr;
+  Variable* beta_ = nullptr;
+  Variable* moving_mean_ = nullptr;
+  Variable* moving_variance_ = nullptr;
+};
+
+}  // namespace tenfold::layers

@@ -36,6 +36,7 @@
             moving_mean and moving_variance are in initial/ and final/; gamma, beta and the
             moving statistics start from random values (not 1/0/0/1). model.keras, model.h5
             and predictions.npy as in parity_residual (predict runs in inference mode).
+            model_synchronized.json: the same with synchronized=True (distributed tests).
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
             accuracy, the recipe's pipeline from_tensor_slices.shuffle(10000).batch(512)
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
@@ -172,6 +173,21 @@ def batchnorm_model():
     return compiled(model, optimizer=keras.optimizers.Adam(epsilon=1e-3))
 
 
+def write_synchronized_batchnorm_config():
+    """parity_batchnorm/model_synchronized.json: that model with synchronized=True in every
+    BatchNormalization, as Keras writes it (for the distributed tests)."""
+    keras.backend.clear_session()
+    directory = os.path.join(OUT, "parity_batchnorm")
+    with open(os.path.join(directory, "model.json")) as f:
+        config = json.load(f)
+    for layer in config["config"]["layers"]:
+        if layer["class_name"] == "BatchNormalization":
+            layer["config"]["synchronized"] = True
+    model = keras.models.model_from_json(json.dumps(config))
+    with open(os.path.join(directory, "model_synchronized.json"), "w") as f:
+        f.write(model.to_json())
+
+
 def concat_model():
     inputs = keras.Input(shape=(28, 28, 1))
     a = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(inputs)
@@ -305,6 +321,7 @@ def main():
     parity(train, two_outputs_model, "parity_two_outputs", batch=two_outputs_batch, logs=True)
     parity(train, frozen_model, "parity_frozen")
     parity(train, batchnorm_model, "parity_batchnorm", save_model=True)
+    write_synchronized_batchnorm_config()
     if not args.skip_curve:
         curve(train, test)
 

@@ -18,7 +18,6 @@ int64_t chunk_count(int64_t rows) { return (rows + kChunkRows - 1) / kChunkRows;
 BatchNormKernel::BatchNormKernel(const BatchNormGeometry& g)
     : g_(g),
       partial_(size_t(chunk_count(g.rows) * 2 * g.channels)),
-      sums_(size_t(2 * g.channels)),
       a_(size_t(g.channels)),
       b_(size_t(g.channels)),
       offset_(size_t(g.channels)) {}
@@ -56,22 +55,25 @@ void BatchNormKernel::per_channel_affine(const float* first, const float* second
   }
 }
 
-void BatchNormKernel::statistics(const float* src, float* mean, float* variance) {
+void BatchNormKernel::forward_sums(const float* src, double* sums) {
   const int64_t channels = g_.channels;
-  // One pass of sums of x and x^2: in double the cancellation in E[x^2] - E[x]^2 costs
-  // nothing a float input can show.
-  channel_sums(2, [&](int64_t row, double* sums) {
+  // Sums of x and x^2, one pass: in double the cancellation in E[x^2] - E[x]^2 costs nothing
+  // a float input can show.
+  channel_sums(2, [&](int64_t row, double* partial) {
     const float* x = src + row * channels;
-    double* squares = sums + channels;
+    double* squares = partial + channels;
     for (int64_t c = 0; c < channels; ++c) {
-      sums[c] += x[c];
+      partial[c] += x[c];
       squares[c] += double(x[c]) * x[c];
     }
-  }, sums_.data());
-  for (int64_t c = 0; c < channels; ++c) {
-    const double m = sums_[size_t(c)] / double(g_.rows);
+  }, sums);
+}
+
+void BatchNormKernel::statistics_from(const double* sums, double rows, float* mean, float* variance) const {
+  for (int64_t c = 0; c < g_.channels; ++c) {
+    const double m = sums[c] / rows;
     mean[c] = float(m);
-    variance[c] = float(std::max(0.0, sums_[size_t(channels + c)] / double(g_.rows) - m * m));
+    variance[c] = float(std::max(0.0, sums[g_.channels + c] / rows - m * m));
   }
 }
 
@@ -85,41 +87,48 @@ void BatchNormKernel::normalize(const float* src, const float* mean, const float
   per_channel_affine(src, nullptr, dst);
 }
 
-void BatchNormKernel::backward(const float* src, const float* diff_dst, const float* mean,
-                               const float* variance, const float* gamma, bool batch_statistics,
-                               float* diff_src, float* diff_gamma, float* diff_beta) {
+void BatchNormKernel::backward_sums(const float* src, const float* diff_dst, double* sums) {
   const int64_t channels = g_.channels;
-  const double rows = double(g_.rows);
-  // With xhat = (x - mean) * inv_std: d beta = sum dy, d gamma = sum dy * xhat, computed as
-  // (sum dy * x - mean * sum dy) * inv_std.
-  const bool need_sums = batch_statistics || diff_gamma || diff_beta;
-  if (need_sums) {
-    channel_sums(2, [&](int64_t row, double* sums) {
-      const float* dy = diff_dst + row * channels;
-      const float* x = src + row * channels;
-      double* products = sums + channels;
-      for (int64_t c = 0; c < channels; ++c) {
-        sums[c] += dy[c];
-        products[c] += double(dy[c]) * x[c];
-      }
-    }, sums_.data());
-  }
+  channel_sums(2, [&](int64_t row, double* partial) {
+    const float* dy = diff_dst + row * channels;
+    const float* x = src + row * channels;
+    double* products = partial + channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      partial[c] += dy[c];
+      products[c] += double(dy[c]) * x[c];
+    }
+  }, sums);
+}
+
+void BatchNormKernel::backward_through_statistics(const float* src, const float* diff_dst,
+                                                  const float* mean, const float* variance,
+                                                  const float* gamma, const double* sums, double rows,
+                                                  const double* own_sums, float* diff_src,
+                                                  float* diff_gamma, float* diff_beta) {
+  const int64_t channels = g_.channels;
   for (int64_t c = 0; c < channels; ++c) {
     const double inv_std = 1.0 / std::sqrt(double(variance[c]) + g_.epsilon);
-    const double sum_dy = need_sums ? sums_[size_t(c)] : 0.0;
-    const double sum_dy_xhat =
-        need_sums ? (sums_[size_t(channels + c)] - double(mean[c]) * sum_dy) * inv_std : 0.0;
-    if (diff_beta) diff_beta[c] = float(sum_dy);
-    if (diff_gamma) diff_gamma[c] = float(sum_dy_xhat);
-    const double scale = (gamma ? gamma[c] : 1.0) * inv_std;
-    // With batch statistics dx = scale * (dy - sum_dy / rows - xhat * sum_dy_xhat / rows),
-    // an affine function of dy and x per channel; otherwise dx = scale * dy.
+    // With xhat = (x - mean) * inv_std: d beta = sum dy, d gamma = sum dy * xhat
+    // = (sum dy * x - mean * sum dy) * inv_std.
+    auto sum_dy_xhat = [&](const double* s) { return (s[channels + c] - double(mean[c]) * s[c]) * inv_std; };
+    if (diff_beta) diff_beta[c] = float(own_sums[c]);
+    if (diff_gamma) diff_gamma[c] = float(sum_dy_xhat(own_sums));
+    // dx = scale * (dy - sum_dy / rows - xhat * sum_dy_xhat / rows), affine in dy and x.
+    const double scale = (gamma ? gamma[c] : 1.0) * inv_std, dy_xhat = sum_dy_xhat(sums);
     a_[size_t(c)] = float(scale);
-    b_[size_t(c)] = batch_statistics ? float(-scale * inv_std * sum_dy_xhat / rows) : 0.0f;
-    offset_[size_t(c)] =
-        batch_statistics ? float(scale * (-sum_dy + double(mean[c]) * inv_std * sum_dy_xhat) / rows) : 0.0f;
+    b_[size_t(c)] = float(-scale * inv_std * dy_xhat / rows);
+    offset_[size_t(c)] = float(scale * (-sums[c] + double(mean[c]) * inv_std * dy_xhat) / rows);
   }
-  if (diff_src) per_channel_affine(diff_dst, batch_statistics ? src : nullptr, diff_src);
+  if (diff_src) per_channel_affine(diff_dst, src, diff_src);
+}
+
+void BatchNormKernel::backward_with_constant_statistics(const float* diff_dst, const float* variance,
+                                                        const float* gamma, float* diff_src) {
+  for (int64_t c = 0; c < g_.channels; ++c) {
+    a_[size_t(c)] = float((gamma ? gamma[c] : 1.0) / std::sqrt(double(variance[c]) + g_.epsilon));
+    offset_[size_t(c)] = 0.0f;
+  }
+  per_channel_affine(diff_dst, nullptr, diff_src);
 }
 
 }  // namespace tenfold::kernels

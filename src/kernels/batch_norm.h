@@ -23,18 +23,30 @@ class BatchNormKernel {
  public:
   explicit BatchNormKernel(const BatchNormGeometry& g);
 
-  /// The mean and biased variance of each channel of src [rows, channels].
-  void statistics(const float* src, float* mean, float* variance);
+  /// Per-channel sums over src's rows: sums[c] = sum x, sums[channels + c] = sum x^2.
+  void forward_sums(const float* src, double* sums);
+  /// The mean and biased variance of each channel from forward_sums over `rows` rows (one
+  /// replica's, or summed over replicas).
+  void statistics_from(const double* sums, double rows, float* mean, float* variance) const;
   /// dst = src * a + (beta - mean * a), a = gamma / sqrt(variance + epsilon), as Keras
   /// computes it. gamma null is 1, beta null is 0.
   void normalize(const float* src, const float* mean, const float* variance, const float* gamma,
                  const float* beta, float* dst);
-  /// Gradients of normalize. With `batch_statistics` the mean and variance are src's own and
-  /// the gradient goes through them; otherwise they are constants (inference statistics).
-  /// diff_src, diff_gamma and diff_beta may each be null (not wanted).
-  void backward(const float* src, const float* diff_dst, const float* mean, const float* variance,
-                const float* gamma, bool batch_statistics, float* diff_src, float* diff_gamma,
-                float* diff_beta);
+
+  /// Per-channel sums for backward: sums[c] = sum dy, sums[channels + c] = sum dy * x.
+  void backward_sums(const float* src, const float* diff_dst, double* sums);
+  /// Gradients of normalize through the batch statistics of `rows` rows (summed over
+  /// replicas when synchronized), given backward_sums of those rows (`sums`) and of src's
+  /// own rows (`own_sums`: diff_gamma and diff_beta are this replica's share, which the
+  /// gradient reducer adds up). diff_src, diff_gamma and diff_beta may each be null.
+  void backward_through_statistics(const float* src, const float* diff_dst, const float* mean,
+                                   const float* variance, const float* gamma, const double* sums,
+                                   double rows, const double* own_sums, float* diff_src,
+                                   float* diff_gamma, float* diff_beta);
+  /// Gradient of normalize with constant statistics (a frozen layer): dx = dy * a.
+  void backward_with_constant_statistics(const float* diff_dst, const float* variance,
+                                         const float* gamma, float* diff_src);
+  int64_t rows() const { return g_.rows; }
 
  private:
   /// sums[k * channels + c] for k < terms: per-channel sums over rows of what `add(row, sums)`
@@ -46,7 +58,6 @@ class BatchNormKernel {
 
   BatchNormGeometry g_;
   std::vector<double> partial_;  // per chunk of rows: its sums
-  std::vector<double> sums_;
   std::vector<float> a_, b_, offset_;  // per-channel coefficients of the elementwise pass
 };
 

@@ -1,6 +1,7 @@
 #include "layers/batch_normalization.h"
 
 #include "core/error.h"
+#include "distribute/cross_replica_sum.h"
 #include "kernels/batch_norm.h"
 
 namespace tenfold::layers {
@@ -17,33 +18,52 @@ const float* data_or_null(const Variable* variable) {
 class BatchNormStep : public LayerStep {
  public:
   /// `batch_statistics`: training normalises with the batch's statistics (a trainable layer);
-  /// otherwise always with the moving ones.
-  BatchNormStep(const BatchNormGeometry& geometry, bool batch_statistics, Variable* gamma,
+  /// otherwise always with the moving ones. `synchronized` (non-null): the batch is every
+  /// replica's, summed through it.
+  BatchNormStep(const BatchNormGeometry& geometry, bool batch_statistics,
+                distribute::CrossReplicaSum* synchronized, int replica, Variable* gamma,
                 Variable* beta, Variable* moving_mean, Variable* moving_variance)
       : kernel_(geometry),
         batch_statistics_(batch_statistics),
+        synchronized_(synchronized),
+        replica_(replica),
         gamma_(gamma),
         beta_(beta),
         moving_mean_(moving_mean),
         moving_variance_(moving_variance),
-        statistics_{Tensor(Shape{geometry.channels}), Tensor(Shape{geometry.channels})} {}
+        statistics_{Tensor(Shape{geometry.channels}), Tensor(Shape{geometry.channels})},
+        sums_(size_t(2 * geometry.channels + 1)),
+        own_sums_(size_t(2 * geometry.channels)) {}
 
   void forward(const Tensor& input, Tensor& output, bool training) override {
     used_batch_statistics_ = training && batch_statistics_;
-    if (used_batch_statistics_) kernel_.statistics(input.data<float>(), mean(), variance());
+    if (used_batch_statistics_) {
+      kernel_.forward_sums(input.data<float>(), sums_.data());
+      const double rows = summed_rows();
+      kernel_.statistics_from(sums_.data(), rows, mean(), variance());
+    }
     kernel_.normalize(input.data<float>(), mean(), variance(), data_or_null(gamma_),
                       data_or_null(beta_), output.data<float>());
   }
 
   void backward(const Tensor& input, const Tensor&, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor> weight_gradients, bool) override {
+    float* diff_src = grad_input ? grad_input->data<float>() : nullptr;
+    if (!used_batch_statistics_) {  // frozen: its weights learn nothing
+      kernel_.backward_with_constant_statistics(grad_output.data<float>(), variance(),
+                                                data_or_null(gamma_), diff_src);
+      return;
+    }
     // Weight gradients in the layer's weight order: gamma, beta (when present), then the
-    // state's (none). A frozen layer's are not wanted.
-    float* diff_gamma = gamma_ && batch_statistics_ ? weight_gradients[0].data<float>() : nullptr;
-    float* diff_beta = beta_ && batch_statistics_ ? weight_gradients[gamma_ ? 1 : 0].data<float>() : nullptr;
-    kernel_.backward(input.data<float>(), grad_output.data<float>(), mean(), variance(),
-                     data_or_null(gamma_), used_batch_statistics_,
-                     grad_input ? grad_input->data<float>() : nullptr, diff_gamma, diff_beta);
+    // state's (none).
+    float* diff_gamma = gamma_ ? weight_gradients[0].data<float>() : nullptr;
+    float* diff_beta = beta_ ? weight_gradients[gamma_ ? 1 : 0].data<float>() : nullptr;
+    kernel_.backward_sums(input.data<float>(), grad_output.data<float>(), own_sums_.data());
+    std::copy(own_sums_.begin(), own_sums_.end(), sums_.begin());
+    const double rows = summed_rows();
+    kernel_.backward_through_statistics(input.data<float>(), grad_output.data<float>(), mean(),
+                                        variance(), data_or_null(gamma_), sums_.data(), rows,
+                                        own_sums_.data(), diff_src, diff_gamma, diff_beta);
   }
 
   std::span<const Tensor> batch_statistics() const override {
@@ -52,6 +72,13 @@ class BatchNormStep : public LayerStep {
   }
 
  private:
+  /// With sums_ holding this replica's sums: sums them over the replicas when synchronized,
+  /// and returns the number of rows they cover.
+  double summed_rows() {
+    sums_.back() = double(kernel_.rows());
+    if (synchronized_) synchronized_->all_reduce(replica_, sums_);
+    return sums_.back();
+  }
   // The statistics the last forward normalised with.
   float* mean() { return used_batch_statistics_ ? statistics_[0].data<float>() : moving_mean_->value().data<float>(); }
   float* variance() {
@@ -60,12 +87,16 @@ class BatchNormStep : public LayerStep {
 
   BatchNormKernel kernel_;
   bool batch_statistics_;
+  distribute::CrossReplicaSum* synchronized_;
+  int replica_;
   bool used_batch_statistics_ = false;
   Variable* gamma_;
   Variable* beta_;
   Variable* moving_mean_;
   Variable* moving_variance_;
   std::array<Tensor, 2> statistics_;  // the last training forward's mean and variance
+  std::vector<double> sums_;          // per-channel sums, then the rows they cover
+  std::vector<double> own_sums_;      // this replica's backward sums
 };
 
 }  // namespace
@@ -106,14 +137,15 @@ void BatchNormalization::build_weights(const Shape& input_shape, Random& random)
 }
 
 std::unique_ptr<LayerStep> BatchNormalization::compile(const Shape& input_shape,
-                                                       const CompileOptions&) {
+                                                       const CompileOptions& options) {
   const int64_t channels = input_shape[input_shape.rank() - 1];
   const BatchNormGeometry geometry{.rows = input_shape.num_elements() / channels,
                                    .channels = channels,
                                    .epsilon = options_.epsilon};
   // A frozen layer normalises with its moving statistics even in training, as in Keras.
-  return std::make_unique<BatchNormStep>(geometry, trainable(), gamma_, beta_, moving_mean_,
-                                         moving_variance_);
+  distribute::CrossReplicaSum* synchronized = synchronizes_replicas() ? options.cross_replica : nullptr;
+  return std::make_unique<BatchNormStep>(geometry, trainable(), synchronized, options.replica,
+                                         gamma_, beta_, moving_mean_, moving_variance_);
 }
 
 void BatchNormalization::update_state(std::span<const Tensor> statistics) {
@@ -143,7 +175,7 @@ nlohmann::json BatchNormalization::get_config() const {
   for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}) {
     config[key] = nullptr;
   }
-  config["synchronized"] = false;
+  config["synchronized"] = options_.synchronized;
   return config;
 }
 

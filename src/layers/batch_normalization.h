@@ -6,8 +6,10 @@
 // statistics toward them: moving = moving * momentum + batch * (1 - momentum). With several
 // replicas (synchronized=false, Keras' default) each replica normalises with its own batch's
 // statistics, and the moving statistics follow the first replica's batch, the copy Keras'
-// MirroredStrategy reads and saves (Model::update_layer_states). Inference, and a frozen
-// layer (trainable=false) even in training, normalise with the moving statistics.
+// MirroredStrategy reads and saves (Model::update_layer_states). With synchronized=true the
+// statistics (and their gradients' sums) are summed over every replica of every worker: the
+// global batch's, as one replica would compute them. Inference, and a frozen layer
+// (trainable=false) even in training, normalise with the moving statistics.
 #include "layers/layer.h"
 
 namespace tenfold::layers {
@@ -23,6 +25,7 @@ struct BatchNormalizationOptions {
   std::string gamma_initializer = "ones";
   std::string moving_mean_initializer = "zeros";
   std::string moving_variance_initializer = "ones";
+  bool synchronized = false;
   std::string name;
 };
 
@@ -35,6 +38,7 @@ class BatchNormalization : public Layer {
   nlohmann::json get_config() const override;
   /// statistics: a training batch's mean and variance.
   void update_state(std::span<const Tensor> statistics) override;
+  bool synchronizes_replicas() const override { return options_.synchronized && trainable(); }
 
  protected:
   void build_weights(const Shape& input_shape, Random& random) override;

@@ -17,6 +17,10 @@
 
 namespace tenfold {
 
+namespace distribute {
+class CrossReplicaSum;
+}
+
 /// What a layer is compiled for, besides its input shape.
 struct CompileOptions {
   /// False for the first layers of a model, whose input needs no gradient.
@@ -25,6 +29,9 @@ struct CompileOptions {
   /// seeded with them, so no two replicas draw the same masks.
   int worker = 0;
   int replica = 0;
+  /// Sums over the replicas of a step while it runs (a synchronized BatchNormalization's
+  /// statistics); null outside a model's training step.
+  distribute::CrossReplicaSum* cross_replica = nullptr;
 };
 
 /// A layer compiled for fixed input shapes (batch included). Replicas each compile their own,
@@ -111,6 +118,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   /// Updates the layer's state from a training step's batch statistics (see
   /// LayerStep::batch_statistics and Model::update_layer_states).
   virtual void update_state(std::span<const Tensor> statistics);
+  /// True when training this layer sums over the replicas during the step (CrossReplicaSum).
+  virtual bool synchronizes_replicas() const { return false; }
   int64_t count_params() const;
   /// Keras' layer.trainable: false freezes the layer's weights (fine-tuning). Takes effect at
   /// the model's next compile, as in Keras.

@@ -118,9 +118,6 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     config.allow_null("renorm_clipping");
     config.ignore("renorm_momentum");  // only read with renorm
     config.ignore("fused");            // Keras 2's choice of kernel: the same numbers
-    config.allow_only("synchronized", {false},
-                      "synchronized batch statistics are not implemented yet: each replica "
-                      "normalises with its own batch (synchronized=false)");
     return std::make_shared<BatchNormalization>(BatchNormalizationOptions{
         .axis = axis.get<int64_t>(),
         .momentum = config.take("momentum", 0.99),
@@ -131,6 +128,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
         .gamma_initializer = config.take_initializer("gamma_initializer", "ones"),
         .moving_mean_initializer = config.take_initializer("moving_mean_initializer", "zeros"),
         .moving_variance_initializer = config.take_initializer("moving_variance_initializer", "ones"),
+        .synchronized = config.take("synchronized", false),
         .name = name});
   }
   if (class_name == "Dropout") {

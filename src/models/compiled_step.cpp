@@ -24,7 +24,7 @@ bool may_fuse(const graph::Graph& graph, const std::vector<std::vector<int>>& co
 }  // namespace
 
 CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool training, int worker,
-                           int replica)
+                           int replica, distribute::CrossReplicaSum* cross_replica)
     : batch_(batch), training_(training), input_ids_(graph.inputs()), output_ids_(graph.outputs()) {
   check_argument(!graph.nodes().empty(), "a model needs at least one layer before it can run");
   const size_t tensor_count = size_t(graph.num_tensors());
@@ -42,7 +42,7 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     bool input_depends = false;
     for (int input : node.inputs) input_depends = input_depends || depends[size_t(input)];
     CompileOptions options{.need_input_gradient = training && input_depends, .worker = worker,
-                           .replica = replica};
+                           .replica = replica, .cross_replica = cross_replica};
     kernels::onednn::CompilingLayer naming(node.layer->name());
     std::vector<Shape> input_shapes;
     for (int input : node.inputs) input_shapes.push_back(shape_of(input));

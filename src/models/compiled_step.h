@@ -39,9 +39,10 @@ class CompiledStep {
  public:
   /// The graph's layers must be built. With `training`, backward
   /// buffers and weight gradients are planned too. `worker` and `replica` say who runs it
-  /// (they seed Dropout's masks).
+  /// (they seed Dropout's masks); `cross_replica` sums over the step's replicas (see
+  /// CompileOptions).
   CompiledStep(const graph::Graph& graph, int64_t batch, bool training, int worker = 0,
-               int replica = 0);
+               int replica = 0, distribute::CrossReplicaSum* cross_replica = nullptr);
 
   int64_t batch_size() const { return batch_; }
   /// Fill the model's inputs (in the graph's order) with a batch before forward().

@@ -11,6 +11,7 @@
 
 #include "callbacks/callback.h"
 #include "data/dataset.h"
+#include "distribute/cross_replica_sum.h"
 #include "distribute/gradient_reducer.h"
 #include "distribute/strategy.h"
 #include "graph/graph.h"
@@ -207,6 +208,10 @@ class Model {
   /// keeps a copy per replica, each following its own replica's batch, and reads and saves
   /// the first replica's: that is the copy Tenfold keeps.
   void update_layer_states(const CompiledStep& first_replica, bool across_workers);
+  /// True when a layer sums over the replicas during the step (Layer::synchronizes_replicas).
+  bool synchronizes_replicas() const;
+  /// What sums over the replicas during this compile's training steps (made on first use).
+  distribute::CrossReplicaSum& cross_replica();
   /// The reducer of this compile's gradients (made on first use).
   distribute::GradientReducer& gradient_reducer();
   /// Warns once when a multi-replica strategy exists but this model was compiled outside it.
@@ -225,6 +230,8 @@ class Model {
   bool stop_training_ = false;
   TrainingPosition start_position_;
   std::unique_ptr<distribute::GradientReducer> reducer_;
+  // Sums over the replicas during a training step (synchronized BatchNormalization).
+  std::unique_ptr<distribute::CrossReplicaSum> cross_replica_;
   double reduction_wait_seconds_ = 0;
   // Per local replica: its compiled steps by (batch, training).
   std::vector<std::map<std::pair<int64_t, bool>, std::unique_ptr<CompiledStep>>> replica_steps_;

@@ -182,6 +182,25 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
   std::vector<std::vector<double>> loss_sums(static_cast<size_t>(local));  // per replica, output
   distribute::GradientReducer* reducer = training ? &gradient_reducer() : nullptr;
   if (reducer) reducer->start_step();
+  // Layers that sum over the replicas while the step runs (synchronized BatchNormalization):
+  // replicas without rows run nothing and stay out of those sums; across workers the sums are
+  // collectives too, which every worker must reach, and which must not run beside the
+  // gradient reducer's (the overlap waits until backward is done).
+  const bool synchronized = training && synchronizes_replicas();
+  if (synchronized) {
+    check_argument(!across_workers || global >= parts,
+                   "a global batch of " + std::to_string(global) + " rows cannot give each of the " +
+                       std::to_string(parts) + " replicas a row, which synchronized "
+                       "BatchNormalization needs across workers: use batches of at least " +
+                       std::to_string(parts) + " rows (e.g. drop the last, smaller batch)");
+    std::vector<bool> active;
+    for (int replica = 0; replica < local; ++replica) {
+      auto [begin, end] = split_rows(global, parts, first_part + replica);
+      active.push_back(begin < end);
+    }
+    cross_replica().set_active(active);
+  }
+  const bool overlap = overlap_reduction() && !(synchronized && across_workers);
   strategy.run_on_replicas([&](int replica) {
     auto [begin, end] = rows[size_t(replica)] = split_rows(global, parts, first_part + replica);
     if (begin == end) {
@@ -209,7 +228,7 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
       // The reducer sums and all-reduces each bucket of gradients as backward finishes it.
       reducer->begin(replica, step.weight_gradient_buffer());
       std::function<void(int64_t)> on_final;
-      if (overlap_reduction()) on_final = [&](int64_t offset) { reducer->ready(replica, offset); };
+      if (overlap) on_final = [&](int64_t offset) { reducer->ready(replica, offset); };
       sums = step.backward(terms, double(global), on_final);
       reducer->ready(replica, 0);
     } else {
@@ -220,8 +239,10 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
   });
 
   if (training) {
-    update_layer_states(*steps[0], across_workers);
     reduction_wait_seconds_ += reducer->finish();
+    // After finish(): across workers the statistics are a collective of their own, which must
+    // not run beside the reducer's.
+    update_layer_states(*steps[0], across_workers);
     if (local == 1) {
       optimizer_->apply_gradients(steps[0]->weight_gradients());
     } else {

@@ -104,12 +104,6 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     return std::make_shared<Softmax>(name);
   }
   if (class_name == "BatchNormalization") {
-    json axis = config.take<json>("axis", -1);
-    if (axis.is_array() && axis.size() == 1) axis = axis[0];  // Keras 2 writes [3]
-    if (!axis.is_number_integer()) {
-      throw Error(ErrorCode::invalid_argument, "layer '" + name + "' (BatchNormalization): axis " +
-                                                   axis.dump() + " is not supported: Tenfold normalises one axis, the last (-1)");
-    }
     for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint",
                             "gamma_constraint", "virtual_batch_size", "adjustment"}) {
       config.allow_null(key);
@@ -119,7 +113,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     config.ignore("renorm_momentum");  // only read with renorm
     config.ignore("fused");            // Keras 2's choice of kernel: the same numbers
     return std::make_shared<BatchNormalization>(BatchNormalizationOptions{
-        .axis = axis.get<int64_t>(),
+        .axis = config.take_axis("axis", -1),
         .momentum = config.take("momentum", 0.99),
         .epsilon = config.take("epsilon", 1e-3),
         .center = config.take("center", true),

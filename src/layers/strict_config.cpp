@@ -50,6 +50,14 @@ void StrictConfig::refuse(const std::string& key, const json& value, const std::
               layer + ": " + key + (value.is_null() ? "" : " " + value.dump()) + " " + why);
 }
 
+int64_t StrictConfig::take_axis(const std::string& key, int64_t fallback) {
+  const json* value = find(key);
+  if (value == nullptr || value->is_null()) return fallback;
+  const json& axis = value->is_array() && value->size() == 1 ? value->at(0) : *value;
+  if (!axis.is_number_integer()) refuse(key, *value, "is not supported: Tenfold takes one axis");
+  return axis.get<int64_t>();
+}
+
 std::array<int64_t, 2> StrictConfig::take_pair(const std::string& key,
                                                std::array<int64_t, 2> fallback) {
   const json* value = find(key);

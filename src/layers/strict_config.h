@@ -44,6 +44,8 @@ class StrictConfig {
   }
   /// An integer or a pair of integers, as Keras' kernel_size, strides and pool_size.
   std::array<int64_t, 2> take_pair(const std::string& key, std::array<int64_t, 2> fallback);
+  /// One axis: an integer, or Keras 2's list of one integer (BatchNormalization's [3]).
+  int64_t take_axis(const std::string& key, int64_t fallback);
   /// A named activation ("linear" when absent or null).
   std::string take_activation();
   /// An initializer's name, from a string or a {"class_name": ...} object.

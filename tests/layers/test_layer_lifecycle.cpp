@@ -28,6 +28,15 @@ TEST(LayerLifecycle, Conv2D) {
                  {2, 7, 6, 3}, {2, 4, 3, 4}, 3 * 2 * 3 * 4);
 }
 
+TEST(LayerLifecycle, BatchNormalization) {
+  // gamma and beta per channel, and the moving statistics (non-trainable: counted too).
+  run_layer_test({{"class_name", "BatchNormalization"}, {"config", json::object()}}, {2, 5, 5, 3},
+                 {2, 5, 5, 3}, 4 * 3);
+  run_layer_test({{"class_name", "BatchNormalization"},
+                  {"config", {{"axis", {1}}, {"center", false}, {"momentum", 0.9}}}},
+                 {4, 6}, {4, 6}, 3 * 6);
+}
+
 TEST(LayerLifecycle, Pooling) {
   run_layer_test({{"class_name", "MaxPooling2D"}, {"config", json::object()}}, {2, 26, 26, 32},
                  {2, 13, 13, 32}, 0);

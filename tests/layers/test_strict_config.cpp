@@ -114,7 +114,15 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"Dropout", {{"noise_shape", {nullptr, 1}}}, "noise_shape [null,1]"},
         Refusal{"InputLayer", {{"sparse", true}}, "sparse true is not supported"},
         Refusal{"InputLayer", {{"ragged", true}}, "ragged true is not supported"},
-        Refusal{"Activation", {{"activation", {{"class_name", "function"}}}}, "must be a named activation"}));
+        Refusal{"Activation", {{"activation", {{"class_name", "function"}}}}, "must be a named activation"},
+        Refusal{"BatchNormalization", {{"axis", {1, 2}}}, "axis [1,2] is not supported"},
+        Refusal{"BatchNormalization", {{"renorm", true}}, "renorm true is not supported"},
+        Refusal{"BatchNormalization", {{"renorm_clipping", {{"rmax", 3}}}}, "renorm_clipping"},
+        Refusal{"BatchNormalization", {{"virtual_batch_size", 8}}, "virtual_batch_size 8"},
+        Refusal{"BatchNormalization", {{"adjustment", "fn"}}, "adjustment"},
+        Refusal{"BatchNormalization", {{"gamma_regularizer", {{"class_name", "L2"}}}}, "gamma_regularizer"},
+        Refusal{"BatchNormalization", {{"beta_constraint", {{"class_name", "NonNeg"}}}}, "beta_constraint"},
+        Refusal{"BatchNormalization", {{"momentum", "high"}}, "momentum \"high\" has the wrong type"}));
 
 }  // namespace
 }  // namespace tenfold

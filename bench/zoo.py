@@ -111,7 +111,7 @@ def nodes(config):
             out = (math.prod(shape),)
         elif kind == "Dense":
             out = (c["units"],)
-        elif kind in ("Dropout", "Activation", "Add"):
+        elif kind in ("Dropout", "Activation", "Add", "BatchNormalization"):
             out = shape
         elif kind == "Concatenate":
             out = shape[:-1] + (sum(each[-1] for each in inputs),)
@@ -185,6 +185,12 @@ def torch_model(config):
             modules.append(nn.Linear(shape[0], c["units"], bias=c["use_bias"]))
         elif kind == "Dropout":
             modules.append(nn.Dropout(c["rate"]))
+        elif kind == "BatchNormalization":
+            # torch's momentum weighs the new batch (Keras' 1 - momentum); eval uses the
+            # running (biased-variance in Keras, unbiased in torch) statistics.
+            norm = nn.BatchNorm2d if len(shape) == 3 else nn.BatchNorm1d
+            modules.append(norm(shape[-1], eps=c["epsilon"], momentum=1 - c["momentum"],
+                                affine=c["scale"] or c["center"]))
         return modules
 
     class Graph(nn.Module):

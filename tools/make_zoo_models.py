@@ -1,6 +1,6 @@
 """Writes bench/zoo/*.json: the model zoo of bench/zoo.py, each made by Keras (PyPI) and
 written by model.to_json(), as a user would hand it to `tenfold train --model`: Sequential
-models, and a residual one (Functional). All take Fashion-MNIST images (28, 28, 1) and give 10
+models, and residual ones (Functional; one with BatchNormalization). All take Fashion-MNIST images (28, 28, 1) and give 10
 softmax classes.
 
 Run: python3 tools/make_zoo_models.py"""
@@ -81,11 +81,37 @@ def resnet_small():
     return keras.Model(inputs, outputs, name="resnet_small")
 
 
+def normalized_block(x, filters, strides):
+    """ResNet's basic block with BatchNormalization: two 3x3 convolutions (no bias: the
+    normalization's beta is one), a 1x1 strided projection where the shape changes."""
+    y = layers.Conv2D(filters, 3, strides=strides, padding="same", use_bias=False)(x)
+    y = layers.Activation("relu")(layers.BatchNormalization()(y))
+    y = layers.BatchNormalization()(layers.Conv2D(filters, 3, padding="same", use_bias=False)(y))
+    if strides != 1 or x.shape[-1] != filters:
+        x = layers.Conv2D(filters, 1, strides=strides, use_bias=False)(x)
+        x = layers.BatchNormalization()(x)
+    return layers.Activation("relu")(layers.Add()([x, y]))
+
+
+def resnet_bn():
+    """A ResNet with BatchNormalization for 28x28 images: a stem, blocks of 16, 32 (strided) and
+    64 (strided) filters, global average pooling."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = layers.Conv2D(16, 3, padding="same", use_bias=False)(inputs)
+    x = layers.Activation("relu")(layers.BatchNormalization()(x))
+    for filters, strides in ((16, 1), (32, 2), (64, 2)):
+        x = normalized_block(x, filters, strides)
+    x = layers.GlobalAveragePooling2D()(x)
+    outputs = layers.Dense(10, activation="softmax")(x)
+    return keras.Model(inputs, outputs, name="resnet_bn")
+
+
 def main():
     os.makedirs(ZOO, exist_ok=True)
     models = [keras.Sequential([keras.Input(shape=(28, 28, 1))] + body, name=name)
               for name, body in zoo().items()]
     models.append(resnet_small())
+    models.append(resnet_bn())
     for model in models:
         with open(os.path.join(ZOO, model.name + ".json"), "w") as f:
             f.write(model.to_json(indent=1) + "\n")

@@ -1,6 +1,8 @@
 #include "kernels/window.h"
 
 #include <algorithm>
+#include <limits>
+#include <vector>
 
 #include "core/error.h"
 
@@ -75,26 +77,68 @@ WindowGeometry make_window_geometry(int64_t batch, int64_t in_height, int64_t in
   return g;
 }
 
-Activation parse_activation(const std::string& name) {
-  if (name == "linear" || name.empty()) return Activation::linear;
-  if (name == "relu") return Activation::relu;
-  if (name == "sigmoid") return Activation::sigmoid;
-  if (name == "tanh") return Activation::tanh;
-  if (name == "softmax") return Activation::softmax;
-  throw Error(ErrorCode::invalid_argument, "activation '" + name +
-                                               "' is not supported; use one of linear, relu, "
-                                               "sigmoid, tanh, softmax");
+Activation::Activation(Kind kind)
+    : kind(kind), alpha(kind == elu ? 1.0f : 0.0f), max_value(std::numeric_limits<float>::infinity()) {}
+
+namespace {
+
+struct NamedActivation {
+  const char* name;
+  Activation activation;
+};
+
+std::vector<NamedActivation> builtin_activations() {
+  Activation relu6(Activation::relu), leaky_relu(Activation::relu);
+  relu6.max_value = 6;
+  leaky_relu.alpha = 0.2f;
+  return {{"linear", Activation::linear},   {"relu", Activation::relu},
+          {"relu6", relu6},                 {"leaky_relu", leaky_relu},
+          {"elu", Activation::elu},         {"selu", Activation::selu},
+          {"gelu", Activation::gelu},       {"silu", Activation::silu},
+          {"swish", Activation::silu},      {"mish", Activation::mish},
+          {"softplus", Activation::softplus}, {"softsign", Activation::softsign},
+          {"sigmoid", Activation::sigmoid}, {"hard_sigmoid", Activation::hard_sigmoid},
+          {"hard_silu", Activation::hard_silu}, {"hard_swish", Activation::hard_silu},
+          {"tanh", Activation::tanh},       {"exponential", Activation::exponential},
+          {"softmax", Activation::softmax}, {"log_softmax", Activation::log_softmax}};
 }
 
-const char* activation_name(Activation activation) {
-  switch (activation) {
-    case Activation::linear: return "linear";
-    case Activation::relu: return "relu";
-    case Activation::sigmoid: return "sigmoid";
-    case Activation::tanh: return "tanh";
-    case Activation::softmax: return "softmax";
+}  // namespace
+
+Activation parse_activation(const std::string& name) {
+  if (name.empty()) return Activation::linear;
+  std::string known;
+  for (const NamedActivation& builtin : builtin_activations()) {
+    if (name == builtin.name) return builtin.activation;
+    known += std::string(known.empty() ? "" : ", ") + builtin.name;
+  }
+  throw Error(ErrorCode::invalid_argument,
+              "activation '" + name + "' is not supported; use one of " + known);
+}
+
+std::string activation_name(const Activation& activation) {
+  for (const NamedActivation& builtin : builtin_activations()) {
+    if (builtin.activation == activation) return builtin.name;
+  }
+  // A parameterised form (a ReLU or ELU layer's): its layer's config holds the parameters.
+  for (const NamedActivation& builtin : builtin_activations()) {
+    if (builtin.activation.kind == activation.kind) return builtin.name;
   }
   return "linear";
+}
+
+bool backward_from_output(const Activation& activation) {
+  switch (activation.kind) {
+    case Activation::linear:
+    case Activation::relu:
+    case Activation::sigmoid:
+    case Activation::tanh:
+    case Activation::elu:
+    case Activation::exponential:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace tenfold::kernels

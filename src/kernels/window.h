@@ -28,10 +28,32 @@ WindowGeometry make_window_geometry(int64_t batch, int64_t in_height, int64_t in
                                     int64_t window_height, int64_t window_width,
                                     int64_t stride_height, int64_t stride_width, Padding padding);
 
-/// Activations a layer can apply to its output; fused into convolution and dense kernels.
-enum class Activation { linear, relu, sigmoid, tanh, softmax };
+/// An activation: one of Keras 3's built-ins, with the parameters of the layer forms (ReLU's
+/// negative_slope and max_value, LeakyReLU's slope, ELU's alpha).
+struct Activation {
+  enum Kind {
+    linear, relu, sigmoid, tanh, softmax, log_softmax, elu, selu, gelu, silu, mish, softplus,
+    softsign, hard_sigmoid, hard_silu, exponential
+  };
+  /// Keras' defaults for `kind` (elu's alpha 1).
+  Activation(Kind kind = linear);  // NOLINT: implicit, as Activation::relu reads
+  Kind kind;
+  /// relu: the slope below zero (leaky_relu: 0.2); elu: alpha.
+  float alpha = 0;
+  /// relu: the cap (relu6: 6); infinity for none.
+  float max_value;
+  bool operator==(const Activation&) const = default;
+};
 
+/// Keras' names: linear, relu, relu6, leaky_relu, elu, selu, gelu, silu (swish), mish,
+/// softplus, softsign, sigmoid, hard_sigmoid, hard_silu (hard_swish), tanh, exponential,
+/// softmax, log_softmax.
 Activation parse_activation(const std::string& name);
-const char* activation_name(Activation activation);
+/// The Keras name of a built-in (relu with max_value 6 is "relu6").
+std::string activation_name(const Activation& activation);
+/// True when the gradient follows from the activation's output alone: the activation can then
+/// run inside the kernel before it (a convolution's post-op, a merge in place) and backward
+/// needs no copy of its input.
+bool backward_from_output(const Activation& activation);
 
 }  // namespace tenfold::kernels

@@ -1,5 +1,8 @@
 #pragma once
-// keras.layers.Activation, ReLU and Softmax (over the last axis).
+// keras.layers.Activation (any built-in activation by name) and the activation layers ReLU
+// (negative_slope, max_value), LeakyReLU, ELU and Softmax (over the last axis).
+#include <optional>
+
 #include "kernels/window.h"
 #include "layers/layer.h"
 
@@ -13,20 +16,48 @@ class Activation : public Layer {
   Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
   std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
-  kernels::Activation kind() const { return activation_; }
+  const kernels::Activation& kind() const { return activation_; }
 
  protected:
-  Activation(kernels::Activation activation, const std::string& snake_name, const std::string& name);
+  Activation(const kernels::Activation& activation, const std::string& snake_name, const std::string& name);
 
  private:
   kernels::Activation activation_;
 };
 
+/// max(x, 0) capped at max_value, negative_slope * x below zero (Keras' ReLU; threshold 0).
 class ReLU : public Activation {
  public:
-  explicit ReLU(const std::string& name = "");
+  explicit ReLU(std::optional<double> max_value = std::nullopt, double negative_slope = 0,
+                const std::string& name = "");
   std::string class_name() const override { return "ReLU"; }
   nlohmann::json get_config() const override;
+
+ private:
+  std::optional<double> max_value_;  // as configured (the kernel computes in float)
+  double negative_slope_;
+};
+
+/// x below zero times negative_slope (Keras' default 0.3).
+class LeakyReLU : public Activation {
+ public:
+  explicit LeakyReLU(double negative_slope = 0.3, const std::string& name = "");
+  std::string class_name() const override { return "LeakyReLU"; }
+  nlohmann::json get_config() const override;
+
+ private:
+  double negative_slope_;
+};
+
+/// alpha * (exp(x) - 1) below zero.
+class ELU : public Activation {
+ public:
+  explicit ELU(double alpha = 1.0, const std::string& name = "");
+  std::string class_name() const override { return "ELU"; }
+  nlohmann::json get_config() const override;
+
+ private:
+  double alpha_;
 };
 
 class Softmax : public Activation {

@@ -111,7 +111,7 @@ class ConvMaxPoolStep : public LayerStep {
   void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor> weight_gradients, bool) override {
     // The activation's derivative at each window's maximum, from the pooled output.
-    activation_.backward(output.data<float>(), grad_output.data<float>(), grad_output.data<float>());
+    activation_.backward(nullptr, output.data<float>(), grad_output.data<float>(), grad_output.data<float>());
     for_each_chunk([&](ChunkKernels& k, int64_t begin, size_t index) {
       float* conv_gradient = conv_buffer_.data<float>();
       k.pool.backward(grad_output.data<float>() + begin * out_sample_, conv_gradient, workspace(index));
@@ -154,13 +154,13 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
                                          const CompileOptions& options) {
   auto* merge = dynamic_cast<layers::Elementwise*>(&first);
   auto* activation = dynamic_cast<layers::Activation*>(&second);
-  if (merge != nullptr && activation != nullptr && activation->kind() != kernels::Activation::softmax) {
+  if (merge != nullptr && activation != nullptr && kernels::onednn::fusable_as_post_op(activation->kind())) {
     return merge->compile_with_activation(input_shapes, activation->kind());
   }
   auto* conv = dynamic_cast<layers::Conv2D*>(&first);
   auto* pool = dynamic_cast<layers::Pooling2D*>(&second);
   if (conv == nullptr || pool == nullptr || pool->kind() != PoolKind::max ||
-      conv->activation() == kernels::Activation::softmax || input_shapes.size() != 1) {
+      !kernels::onednn::fusable_as_post_op(conv->activation()) || input_shapes.size() != 1) {
     return nullptr;
   }
   const Shape& input_shape = input_shapes[0];

@@ -82,7 +82,7 @@ class ElementwiseStep : public LayerStep {
     const int64_t n = output.num_elements();
     // The activation's derivative from its output, in place; Maximum and Minimum below then
     // need the merge's own output, which only a linear activation leaves in place.
-    activation_.backward(output.data<float>(), grad_output.data<float>(), grad_output.data<float>());
+    activation_.backward(nullptr, output.data<float>(), grad_output.data<float>(), grad_output.data<float>());
     const float* g = grad_output.data<float>();
     const float* out = output.data<float>();
     for (size_t k = 0; k < inputs.size(); ++k) {

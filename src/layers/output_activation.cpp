@@ -4,26 +4,24 @@ namespace tenfold {
 
 using kernels::Activation;
 
-OutputActivation::OutputActivation(Activation activation, int64_t rows, int64_t channels)
+OutputActivation::OutputActivation(const Activation& activation, int64_t rows, int64_t channels)
     : activation_(activation) {
-  if (activation == Activation::softmax) {
-    softmax_ = kernels::onednn::ActivationKernel(Activation::softmax, rows, channels);
-    logits_ = Tensor(Shape{rows, channels});
+  if (!kernels::onednn::fusable_as_post_op(activation)) {
+    after_ = kernels::onednn::ActivationKernel(activation, rows, channels);
+    pre_activation_ = Tensor(Shape{rows, channels});
   }
 }
 
-Activation OutputActivation::fused() const {
-  return is_softmax() ? Activation::linear : activation_;
-}
+Activation OutputActivation::fused() const { return runs_after() ? Activation::linear : activation_; }
 
 void OutputActivation::forward(Tensor& output) {
-  if (is_softmax()) softmax_.forward(logits_.data<float>(), output.data<float>());
+  if (runs_after()) after_.forward(pre_activation_.data<float>(), output.data<float>());
 }
 
-void OutputActivation::backward(const Tensor& output, Tensor& grad_output,
-                                bool grad_is_for_logits) {
-  if (is_softmax() && !grad_is_for_logits) {
-    softmax_.backward(output.data<float>(), grad_output.data<float>(), grad_output.data<float>());
+void OutputActivation::backward(const Tensor& output, Tensor& grad_output, bool grad_is_for_logits) {
+  if (runs_after() && !(is_softmax() && grad_is_for_logits)) {
+    after_.backward(pre_activation_.data<float>(), output.data<float>(), grad_output.data<float>(),
+                    grad_output.data<float>());
   }
 }
 

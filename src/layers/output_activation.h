@@ -1,7 +1,7 @@
 #pragma once
-// The activation at the end of a Conv2D or Dense layer. Elementwise activations are fused into
-// the layer's kernel; softmax is not fusable, so the kernel writes logits to a buffer of this
-// object and the softmax runs after it.
+// The activation at the end of a Conv2D or Dense layer. Those whose backward needs only their
+// output are fused into the layer's kernel; the others (softmax, gelu, ...) are not: the kernel
+// writes its output to a buffer of this object and the activation runs after it.
 #include "kernels/onednn/activation.h"
 #include "layers/layer.h"
 
@@ -10,26 +10,30 @@ namespace tenfold {
 class OutputActivation {
  public:
   /// Over an output seen as [rows, channels].
-  OutputActivation(kernels::Activation activation, int64_t rows, int64_t channels);
+  OutputActivation(const kernels::Activation& activation, int64_t rows, int64_t channels);
 
-  /// What the layer's kernel fuses: the activation itself, or linear before a softmax.
+  /// What the layer's kernel fuses: the activation itself, or linear before one that runs after.
   kernels::Activation fused() const;
-  bool is_softmax() const { return softmax_.activation() == kernels::Activation::softmax; }
-  /// Where the kernel writes: the logits buffer before a softmax, else the output itself.
-  float* kernel_output(Tensor& output) { return is_softmax() ? logits_.data<float>() : output.data<float>(); }
+  bool is_softmax() const { return after_.activation().kind == kernels::Activation::softmax; }
+  /// Where the kernel writes: the buffer before an activation that runs after, else the output.
+  float* kernel_output(Tensor& output) { return runs_after() ? pre_activation_.data<float>() : output.data<float>(); }
   const float* kernel_output(const Tensor& output) const {
-    return is_softmax() ? logits_.data<float>() : output.data<float>();
+    return runs_after() ? pre_activation_.data<float>() : output.data<float>();
   }
-  /// Applies the softmax, logits -> output (nothing for fused activations).
+  /// Applies an activation that runs after the kernel, buffer -> output (nothing when fused).
   void forward(Tensor& output);
-  /// Softmax backward in place on grad_output, unless it is already for the logits.
+  /// Its backward in place on grad_output, unless grad_output is already for the logits of
+  /// a softmax.
   void backward(const Tensor& output, Tensor& grad_output, bool grad_is_for_logits);
-  const Tensor& logits() const { return logits_; }
+  /// The softmax's input (see LayerStep::logits).
+  const Tensor& logits() const { return pre_activation_; }
 
  private:
+  bool runs_after() const { return !pre_activation_.empty(); }
+
   kernels::Activation activation_;
-  kernels::onednn::ActivationKernel softmax_;
-  Tensor logits_;
+  kernels::onednn::ActivationKernel after_;
+  Tensor pre_activation_;
 };
 
 }  // namespace tenfold

@@ -94,11 +94,23 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   if (class_name == "Concatenate") return std::make_shared<Concatenate>(config.take("axis", int64_t(-1)), name);
   if (class_name == "Activation") return std::make_shared<Activation>(config.take_activation(), name);
   if (class_name == "ReLU") {
-    config.allow_only("max_value", {}, "ReLU is max(x, 0), with no upper bound");
-    config.allow_only("negative_slope", {0, 0.0}, "ReLU is max(x, 0), with no slope below 0");
-    config.allow_only("threshold", {0, 0.0}, "ReLU is max(x, 0), with threshold 0");
-    return std::make_shared<ReLU>(name);
+    config.allow_only("threshold", {0, 0.0}, "ReLU's threshold is 0");
+    json max_value = config.take<json>("max_value", nullptr);
+    const double slope = config.take("negative_slope", 0.0);
+    if (!max_value.is_null() && slope != 0) {
+      throw Error(ErrorCode::invalid_argument, "ReLU '" + name + "': max_value " + max_value.dump() +
+                                                   " with negative_slope " + std::to_string(slope) +
+                                                   " is not supported: use one of them");
+    }
+    return std::make_shared<ReLU>(max_value.is_null() ? std::nullopt : std::optional<double>(max_value.get<double>()),
+                                  slope, name);
   }
+  if (class_name == "LeakyReLU") {
+    // Keras 2 named the slope alpha.
+    json alpha = config.take<json>("alpha", nullptr);
+    return std::make_shared<LeakyReLU>(config.take("negative_slope", alpha.is_null() ? 0.3 : alpha.get<double>()), name);
+  }
+  if (class_name == "ELU") return std::make_shared<ELU>(config.take("alpha", 1.0), name);
   if (class_name == "Softmax") {
     config.allow_only("axis", {-1}, "Softmax normalises the last axis (axis -1)");
     return std::make_shared<Softmax>(name);
@@ -146,7 +158,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
                   "InputLayer, Conv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
-                  "GlobalMaxPooling2D, Flatten, Reshape, Dense, Activation, ReLU, Softmax, "
+                  "GlobalMaxPooling2D, Flatten, Reshape, Dense, Activation, ReLU, LeakyReLU, ELU, Softmax, "
                   "Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }
 

@@ -98,7 +98,8 @@ std::vector<ConvRow> conv_rows() {
                                     {3, 16, false}, {16, 16, false}, {32, 64, false},
                                     {64, 128, false}, {128, 128, false}};
   const Activation fused[] = {Activation::relu, Activation::linear, Activation::sigmoid,
-                              Activation::tanh};
+                              Activation::tanh, parse_activation("relu6"),
+                              parse_activation("leaky_relu"), Activation::elu};
   std::vector<ConvRow> rows;
   for (int64_t kernel : {1, 3, 5, 7})
     for (int64_t stride : {1, 2})
@@ -129,9 +130,9 @@ void check_conv_against_reference(const ConvRow& row) {
   std::vector<float> pre(out_count), expected_y(out_count), expected_dpre(out_count);
   std::vector<float> expected_dx(x.size()), expected_dkernel(kernel.size()), expected_dbias(bias.size());
   reference::conv2d_forward<float>(g, x.data(), kernel.data(), bias.data(), pre.data());
-  reference::activation_forward<float>(row.activation, int64_t(out_count), pre.data(), expected_y.data());
-  reference::activation_backward<float>(row.activation, int64_t(out_count), expected_y.data(),
-                                        upstream.data(), expected_dpre.data());
+  reference::activation_forward<float>(row.activation, 1, int64_t(out_count), pre.data(), expected_y.data());
+  reference::activation_backward<float>(row.activation, 1, int64_t(out_count), pre.data(),
+                                        expected_y.data(), upstream.data(), expected_dpre.data());
   reference::conv2d_backward<float>(g, x.data(), kernel.data(), expected_dpre.data(),
                                     expected_dx.data(), expected_dkernel.data(), expected_dbias.data());
 
@@ -199,9 +200,9 @@ TEST_P(DenseRows, MatchesReferenceAndRunsNoReferenceKernel) {
   std::vector<float> pre(out_count), expected_y(out_count), expected_dpre(out_count);
   std::vector<float> expected_dx(x.size()), expected_dkernel(kernel.size()), expected_dbias(bias.size());
   reference::dense_forward<float>(rows, row.in, row.units, x.data(), kernel.data(), bias.data(), pre.data());
-  reference::activation_forward<float>(row.activation, int64_t(out_count), pre.data(), expected_y.data());
-  reference::activation_backward<float>(row.activation, int64_t(out_count), expected_y.data(),
-                                        upstream.data(), expected_dpre.data());
+  reference::activation_forward<float>(row.activation, 1, int64_t(out_count), pre.data(), expected_y.data());
+  reference::activation_backward<float>(row.activation, 1, int64_t(out_count), pre.data(),
+                                        expected_y.data(), upstream.data(), expected_dpre.data());
   reference::dense_backward<float>(rows, row.in, row.units, x.data(), kernel.data(),
                                    expected_dpre.data(), expected_dx.data(),
                                    expected_dkernel.data(), expected_dbias.data());
@@ -292,36 +293,31 @@ INSTANTIATE_TEST_SUITE_P(Table, PoolingRows, ::testing::ValuesIn(pool_rows()));
 
 // ---- Activations, standalone (fused ones are in the Conv2D and Dense rows).
 
-class ActivationRows : public OpTable, public ::testing::WithParamInterface<Activation> {};
+class ActivationRows : public OpTable, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(ActivationRows, MatchesReferenceAndRunsNoReferenceKernel) {
-  Activation activation = GetParam();
+  const Activation activation = parse_activation(GetParam());
   const int64_t rows = 7, columns = 10;
-  auto x = to_floats(random_values(size_t(rows * columns), 1, -3, 3));
+  auto x = to_floats(random_values(size_t(rows * columns), 1, -4, 4));
   auto upstream = to_floats(random_values(x.size(), 2));
   std::vector<float> expected_y(x.size()), expected_dx(x.size()), y(x.size()), dx(x.size());
-  if (activation == Activation::softmax) {
-    reference::softmax_forward<float>(rows, columns, x.data(), expected_y.data());
-    reference::softmax_backward<float>(rows, columns, expected_y.data(), upstream.data(), expected_dx.data());
-  } else {
-    reference::activation_forward<float>(activation, int64_t(x.size()), x.data(), expected_y.data());
-    reference::activation_backward<float>(activation, int64_t(x.size()), expected_y.data(),
-                                          upstream.data(), expected_dx.data());
-  }
+  reference::activation_forward<float>(activation, rows, columns, x.data(), expected_y.data());
+  reference::activation_backward<float>(activation, rows, columns, x.data(), expected_y.data(),
+                                        upstream.data(), expected_dx.data());
   onednn::ActivationKernel kernel(activation, rows, columns);
   kernel.forward(x.data(), y.data());
-  kernel.backward(y.data(), upstream.data(), dx.data());
+  kernel.backward(x.data(), y.data(), upstream.data(), dx.data());
   EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol, atol)) << "forward";
   EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol, atol)) << "backward";
   onednn::ActivationKernel at_batch(activation, layout_batch, 10);
-  print_row(std::string("Activation ") + activation_name(activation) + " 256x10",
-            at_batch.implementations());
+  print_row("Activation " + activation_name(activation) + " 256x10", at_batch.implementations());
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, ActivationRows,
-                         ::testing::Values(Activation::linear, Activation::relu,
-                                           Activation::sigmoid, Activation::tanh,
-                                           Activation::softmax));
+                         ::testing::Values("linear", "relu", "relu6", "leaky_relu", "elu", "selu",
+                                           "gelu", "silu", "mish", "softplus", "softsign",
+                                           "sigmoid", "hard_sigmoid", "hard_silu", "tanh",
+                                           "exponential", "softmax", "log_softmax"));
 
 // ---- The check itself: a primitive forced onto oneDNN's reference kernel is refused. The
 // convolution of the first bug report: backward-data handed the forward's weight layout.

@@ -124,35 +124,34 @@ TEST(DenseGradient, MatchesCentralDifferences) {
   EXPECT_TRUE(close(dbias, numerical_gradient([&](auto& p) { return objective(x, kernel, p); }, bias)));
 }
 
-class ActivationGradient : public ::testing::TestWithParam<Activation> {};
+class ActivationGradient : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ActivationGradient, MatchesCentralDifferences) {
-  Activation activation = GetParam();
+  const Activation activation = parse_activation(GetParam());
   const int64_t rows = 3, columns = 5;
-  auto x = random_values(size_t(rows * columns), 11, -2, 2);
+  // Inputs away from the kinks of relu (0), relu6 (6) and hard_sigmoid (-3, 3).
+  auto x = random_values(size_t(rows * columns), 11, -4, 4);
+  for (double& v : x) {
+    for (double kink : {0.0, 6.0, -3.0, 3.0}) {
+      if (std::abs(v - kink) < 0.05) v += 0.1;
+    }
+  }
   auto upstream = random_values(x.size(), 12);
   auto forward = [&](const std::vector<double>& xs) {
     std::vector<double> y(xs.size());
-    if (activation == Activation::softmax) {
-      softmax_forward<double>(rows, columns, xs.data(), y.data());
-    } else {
-      activation_forward<double>(activation, int64_t(xs.size()), xs.data(), y.data());
-    }
+    activation_forward<double>(activation, rows, columns, xs.data(), y.data());
     return y;
   };
   std::vector<double> y = forward(x), dx(x.size());
-  if (activation == Activation::softmax) {
-    softmax_backward<double>(rows, columns, y.data(), upstream.data(), dx.data());
-  } else {
-    activation_backward<double>(activation, int64_t(x.size()), y.data(), upstream.data(), dx.data());
-  }
+  activation_backward<double>(activation, rows, columns, x.data(), y.data(), upstream.data(), dx.data());
   EXPECT_TRUE(close(dx, numerical_gradient([&](auto& p) { return dot(forward(p), upstream); }, x)));
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ActivationGradient,
-                         ::testing::Values(Activation::linear, Activation::relu,
-                                           Activation::sigmoid, Activation::tanh,
-                                           Activation::softmax));
+INSTANTIATE_TEST_SUITE_P(EveryBuiltin, ActivationGradient,
+                         ::testing::Values("linear", "relu", "relu6", "leaky_relu", "elu", "selu",
+                                           "gelu", "silu", "mish", "softplus", "softsign",
+                                           "sigmoid", "hard_sigmoid", "hard_silu", "tanh",
+                                           "exponential", "softmax", "log_softmax"));
 
 TEST(WindowGeometry, FollowsTensorFlowPadding) {
   WindowGeometry same = make_window_geometry(1, 7, 8, 1, 1, 3, 3, 2, 2, Padding::same);

@@ -3,78 +3,115 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/error.h"
+#include "kernels/reference/activation.h"
+
 namespace tenfold::kernels::onednn {
 
 namespace {
 
-dnnl::algorithm eltwise_algorithm(Activation activation) {
-  switch (activation) {
-    case Activation::relu: return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
-    case Activation::sigmoid: return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
-    case Activation::tanh: return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
-    case Activation::linear:
-    case Activation::softmax: break;
+struct Eltwise {
+  dnnl::algorithm algorithm = dnnl::algorithm::undef;
+  float alpha = 0, beta = 0;
+  bool uses_dst = false;  // backward from the output (a *_use_dst_for_bwd algorithm)
+};
+
+/// oneDNN's eltwise algorithm for an activation; undef for those it lacks (and for softmax).
+Eltwise eltwise_for(const Activation& a) {
+  using dnnl::algorithm;
+  switch (a.kind) {
+    case Activation::relu:
+      if (std::isinf(a.max_value)) return {algorithm::eltwise_relu_use_dst_for_bwd, a.alpha, 0, true};
+      check_argument(a.alpha == 0, "relu with both a negative slope and a max_value is not implemented");
+      return {algorithm::eltwise_clip_v2_use_dst_for_bwd, 0, a.max_value, true};
+    case Activation::sigmoid: return {algorithm::eltwise_logistic_use_dst_for_bwd, 0, 0, true};
+    case Activation::tanh: return {algorithm::eltwise_tanh_use_dst_for_bwd, 0, 0, true};
+    case Activation::elu: return {algorithm::eltwise_elu_use_dst_for_bwd, a.alpha, 0, true};
+    case Activation::exponential: return {algorithm::eltwise_exp_use_dst_for_bwd, 0, 0, true};
+    case Activation::gelu: return {algorithm::eltwise_gelu_erf, 0, 0, false};
+    case Activation::silu: return {algorithm::eltwise_swish, 1, 0, false};
+    case Activation::mish: return {algorithm::eltwise_mish, 0, 0, false};
+    case Activation::softplus: return {algorithm::eltwise_soft_relu, 0, 0, false};
+    case Activation::hard_silu: return {algorithm::eltwise_hardswish, 0, 0, false};
+    default: return {};
   }
-  return dnnl::algorithm::undef;
 }
 
 }  // namespace
 
-bool fusable_as_post_op(Activation activation) { return activation != Activation::softmax; }
+bool fusable_as_post_op(const Activation& activation) { return backward_from_output(activation); }
 
-dnnl::post_ops activation_post_ops(Activation activation) {
+dnnl::post_ops activation_post_ops(const Activation& activation) {
   dnnl::post_ops ops;
-  if (activation != Activation::linear && fusable_as_post_op(activation)) {
-    ops.append_eltwise(1.0f, eltwise_algorithm(activation), 0.0f, 0.0f);
+  if (activation.kind != Activation::linear && fusable_as_post_op(activation)) {
+    const Eltwise eltwise = eltwise_for(activation);
+    ops.append_eltwise(1.0f, eltwise.algorithm, eltwise.alpha, eltwise.beta);
   }
   return ops;
 }
 
-ActivationKernel::ActivationKernel(Activation activation, int64_t rows, int64_t columns)
+ActivationKernel::ActivationKernel(const Activation& activation, int64_t rows, int64_t columns)
     : activation_(activation), count_(rows * columns) {
-  if (activation == Activation::linear) return;
+  if (activation.kind == Activation::linear) return;
   memory::desc data = f32_desc({rows, columns}, memory::format_tag::nc);
   dnnl::primitive_attr attr = user_scratchpad_attr();
-  if (activation == Activation::softmax) {
-    dnnl::softmax_forward::primitive_desc forward_pd(
-        {dnnl::prop_kind::forward_training, data, 1}, attr, engine());
-    dnnl::softmax_backward::primitive_desc backward_pd({data, data, 1}, attr, engine(),
-                                                       forward_pd);
-    forward_ = BoundPrimitive(dnnl::softmax_forward(forward_pd), forward_pd,
-        {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
+  const std::vector<std::pair<int, memory::desc>> forward_args = {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}};
+  const Eltwise eltwise = eltwise_for(activation);
+  if (activation.kind == Activation::softmax) {
+    dnnl::softmax_forward::primitive_desc forward_pd({dnnl::prop_kind::forward_training, data, 1}, attr, engine());
+    dnnl::softmax_backward::primitive_desc backward_pd({data, data, 1}, attr, engine(), forward_pd);
+    forward_ = BoundPrimitive(dnnl::softmax_forward(forward_pd), forward_pd, forward_args);
     backward_ = BoundPrimitive(dnnl::softmax_backward(backward_pd), backward_pd,
         {{DNNL_ARG_DST, data}, {DNNL_ARG_DIFF_DST, data}, {DNNL_ARG_DIFF_SRC, data}});
-  } else {
-    dnnl::algorithm algorithm = eltwise_algorithm(activation);
-    dnnl::eltwise_forward::primitive_desc forward_pd(
-        {dnnl::prop_kind::forward_training, algorithm, data, 0.0f, 0.0f}, attr, engine());
-    dnnl::eltwise_backward::primitive_desc backward_pd({algorithm, data, data, 0.0f, 0.0f}, attr,
-                                                       engine(), forward_pd);
-    forward_ = BoundPrimitive(dnnl::eltwise_forward(forward_pd), forward_pd,
-        {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
-    backward_ = BoundPrimitive(dnnl::eltwise_backward(backward_pd), backward_pd,
+  } else if (activation.kind == Activation::log_softmax) {
+    dnnl::logsoftmax_forward::primitive_desc forward_pd({dnnl::prop_kind::forward_training, data, 1}, attr, engine());
+    dnnl::logsoftmax_backward::primitive_desc backward_pd({data, data, 1}, attr, engine(), forward_pd);
+    forward_ = BoundPrimitive(dnnl::logsoftmax_forward(forward_pd), forward_pd, forward_args);
+    backward_ = BoundPrimitive(dnnl::logsoftmax_backward(backward_pd), backward_pd,
         {{DNNL_ARG_DST, data}, {DNNL_ARG_DIFF_DST, data}, {DNNL_ARG_DIFF_SRC, data}});
+  } else if (eltwise.algorithm == dnnl::algorithm::undef) {
+    plain_loop_ = true;  // selu, softsign, hard_sigmoid
+    return;
+  } else {
+    dnnl::eltwise_forward::primitive_desc forward_pd(
+        {dnnl::prop_kind::forward_training, eltwise.algorithm, data, eltwise.alpha, eltwise.beta}, attr, engine());
+    dnnl::eltwise_backward::primitive_desc backward_pd(
+        {eltwise.algorithm, data, data, eltwise.alpha, eltwise.beta}, attr, engine(), forward_pd);
+    forward_ = BoundPrimitive(dnnl::eltwise_forward(forward_pd), forward_pd, forward_args);
+    backward_ = BoundPrimitive(dnnl::eltwise_backward(backward_pd), backward_pd,
+        {{eltwise.uses_dst ? DNNL_ARG_DST : DNNL_ARG_SRC, data}, {DNNL_ARG_DIFF_DST, data},
+         {DNNL_ARG_DIFF_SRC, data}});
   }
   scratchpad_ = allocate_aligned(std::max(forward_.scratchpad_bytes(), backward_.scratchpad_bytes()));
 }
 
 void ActivationKernel::forward(const float* src, float* dst) {
-  if (activation_ == Activation::linear) {
+  if (activation_.kind == Activation::linear) {
     if (src != dst) std::memcpy(dst, src, static_cast<size_t>(count_) * sizeof(float));
-    return;
+  } else if (plain_loop_) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < count_; ++i) dst[i] = reference::activate(activation_, src[i]);
+  } else {
+    forward_.execute({src, dst}, scratchpad_.get());
   }
-  forward_.execute({src, dst}, scratchpad_.get());
 }
 
-void ActivationKernel::backward(const float* dst, const float* diff_dst, float* diff_src) {
-  if (activation_ == Activation::linear) {
+void ActivationKernel::backward(const float* src, const float* dst, const float* diff_dst, float* diff_src) {
+  if (activation_.kind == Activation::linear) {
     if (diff_src != diff_dst) std::memcpy(diff_src, diff_dst, static_cast<size_t>(count_) * sizeof(float));
-    return;
+  } else if (plain_loop_) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < count_; ++i) diff_src[i] = diff_dst[i] * reference::derivative(activation_, src[i]);
+  } else {
+    const bool from_output = activation_.kind == Activation::softmax ||
+                             activation_.kind == Activation::log_softmax || eltwise_for(activation_).uses_dst;
+    check_argument(from_output || src != nullptr, "this activation's backward needs its input");
+    backward_.execute({from_output ? dst : src, diff_dst, diff_src}, scratchpad_.get());
   }
-  backward_.execute({dst, diff_dst, diff_src}, scratchpad_.get());
 }
 
 std::vector<std::string> ActivationKernel::implementations() const {
+  if (plain_loop_) return {"forward tenfold:elementwise", "backward tenfold:elementwise"};
   if (forward_.empty()) return {};
   return {"forward " + forward_.implementation(), "backward " + backward_.implementation()};
 }

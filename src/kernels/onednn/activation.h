@@ -1,7 +1,9 @@
 #pragma once
-// Activations on oneDNN: elementwise (relu, sigmoid, tanh) and softmax over the last axis, with
-// backward from the output. Convolution and dense kernels fuse the elementwise ones into their
-// forward primitive as a post-op and use this kernel only for the backward.
+// Activations: elementwise ones on oneDNN's eltwise kernels (or, for those oneDNN 2.6 lacks:
+// selu, softsign, hard_sigmoid, on a plain loop), softmax and log_softmax over the last axis.
+// Convolution and dense kernels fuse the activations whose backward needs only their output
+// (backward_from_output) as a post-op and use this kernel only for the backward; the others
+// run after the kernel, from a copy of its output.
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,27 +14,29 @@
 namespace tenfold::kernels::onednn {
 
 /// Whether `activation` can run as a post-op of a convolution or matmul.
-bool fusable_as_post_op(Activation activation);
+bool fusable_as_post_op(const Activation& activation);
 /// The post-op for a fusable activation (empty for linear).
-dnnl::post_ops activation_post_ops(Activation activation);
+dnnl::post_ops activation_post_ops(const Activation& activation);
 
 class ActivationKernel {
  public:
   ActivationKernel() = default;
-  /// Over data seen as [rows, columns]; softmax normalises each row.
-  ActivationKernel(Activation activation, int64_t rows, int64_t columns);
+  /// Over data seen as [rows, columns]; softmax and log_softmax normalise each row.
+  ActivationKernel(const Activation& activation, int64_t rows, int64_t columns);
 
-  Activation activation() const { return activation_; }
+  const Activation& activation() const { return activation_; }
   /// src -> dst (may alias).
   void forward(const float* src, float* dst);
-  /// diff_src from the forward output and diff_dst (may alias diff_src).
-  void backward(const float* dst, const float* diff_dst, float* diff_src);
-  /// The implementation oneDNN picked for each primitive (none for a linear activation).
+  /// diff_src from the forward's input `src` (may be null when backward_from_output), its
+  /// output `dst` and diff_dst (may alias diff_src).
+  void backward(const float* src, const float* dst, const float* diff_dst, float* diff_src);
+  /// The implementation picked for each primitive (none for a linear activation).
   std::vector<std::string> implementations() const;
 
  private:
-  Activation activation_ = Activation::linear;
+  Activation activation_;
   int64_t count_ = 0;
+  bool plain_loop_ = false;  // an activation oneDNN 2.6 has no kernel for
   BoundPrimitive forward_;
   BoundPrimitive backward_;
   std::shared_ptr<std::byte> scratchpad_;

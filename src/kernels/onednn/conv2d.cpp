@@ -59,7 +59,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
       rows_(g.batch * g.out_height * g.out_width),
       channels_(g.out_channels),
       activation_(activation, rows_, channels_) {
-  check_argument(fusable_as_post_op(activation), "Conv2D cannot fuse a softmax activation");
+  check_argument(fusable_as_post_op(activation), "Conv2D fuses only activations whose gradient follows from their output");
   ConvDescs d = conv_descs(g);
   // NOTE: every primitive picks its own weights layout (`any`). Handed another one (the
   // forward's, say), oneDNN 2.6 may fall back to its reference kernels: backward-data 12 s
@@ -141,7 +141,7 @@ void Conv2DKernel::backward(const float* src, const float* dst, float* diff_dst,
 }
 
 void Conv2DKernel::activation_backward(const float* dst, float* diff_dst) {
-  activation_.backward(dst, diff_dst, diff_dst);
+  activation_.backward(nullptr, dst, diff_dst, diff_dst);
 }
 
 void Conv2DKernel::backward_data(const float* diff_dst, const float* weights, float* diff_src) {

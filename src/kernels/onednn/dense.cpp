@@ -16,7 +16,7 @@ using tag = memory::format_tag;
 DenseKernel::DenseKernel(int64_t rows, int64_t in, int64_t units, Activation activation,
                          bool use_bias, bool need_diff_src)
     : rows_(rows), units_(units), use_bias_(use_bias), activation_(activation, rows, units) {
-  check_argument(fusable_as_post_op(activation), "Dense cannot fuse a softmax activation");
+  check_argument(fusable_as_post_op(activation), "Dense fuses only activations whose gradient follows from their output");
   memory::desc src = f32_desc({rows, in}, tag::ab);
   memory::desc kernel = f32_desc({in, units}, tag::ab);
   memory::desc dst = f32_desc({rows, units}, tag::ab);
@@ -64,7 +64,7 @@ void DenseKernel::forward(const float* src, const float* kernel, const float* bi
 void DenseKernel::backward(const float* src, const float* dst, float* diff_dst,
                            const float* kernel, float* diff_src, float* diff_kernel,
                            float* diff_bias) {
-  activation_.backward(dst, diff_dst, diff_dst);
+  activation_.backward(nullptr, dst, diff_dst, diff_dst);
   if (diff_src != nullptr) {
     check_argument(!backward_data_.empty(), "Dense kernel was built without input gradient");
     backward_data_.execute({diff_dst, kernel, diff_src}, scratchpad_.get());

@@ -65,6 +65,7 @@ fixtures:
 	python3 tools/make_keras_fixtures.py
 	python3 tools/make_image_fixtures.py
 	python3 tools/make_model_fixtures.py
+	python3 tools/make_activation_fixtures.py
 
 clean:
 	rm -rf $(BUILD_DIR) $(BUILD_DIR)-asan $(BUILD_DIR)-tsan build-fuzz

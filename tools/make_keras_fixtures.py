@@ -37,6 +37,10 @@
             moving statistics start from random values (not 1/0/0/1). model.keras, model.h5
             and predictions.npy as in parity_residual (predict runs in inference mode).
             model_synchronized.json: the same with synchronized=True (distributed tests).
+  parity_mobile/
+            DepthwiseConv2D (depth multiplier 2, strided), a dilated grouped Conv2D,
+            ReLU(max_value=6), LeakyReLU, and activations that run after their kernel (swish,
+            gelu, hard_silu) or fuse (relu6, elu); model.keras, model.h5 and predictions.npy.
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
             accuracy, the recipe's pipeline from_tensor_slices.shuffle(10000).batch(512)
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
@@ -171,6 +175,25 @@ def batchnorm_model():
     # A normalization's backward subtracts means (cancellation), so a larger epsilon keeps
     # parity a test of the gradients rather than of their rounding.
     return compiled(model, optimizer=keras.optimizers.Adam(epsilon=1e-3))
+
+
+def mobile_model():
+    """MobileNet-style convolutions and the activations that do not fuse into a kernel:
+    DepthwiseConv2D (depth multiplier 2; strided), a dilated grouped Conv2D, ReLU(max_value=6),
+    LeakyReLU, and relu6, swish, gelu, elu, hard_silu as layer activations."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Conv2D(8, 3, strides=2, padding="same")(inputs)
+    x = keras.layers.ReLU(max_value=6.0)(x)
+    x = keras.layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2)(x)
+    x = keras.layers.Activation("relu6")(x)
+    x = keras.layers.Conv2D(16, 1, activation="swish")(x)
+    x = keras.layers.Conv2D(16, 3, padding="same", dilation_rate=2, groups=4, activation="gelu")(x)
+    x = keras.layers.LeakyReLU(negative_slope=0.1)(x)
+    x = keras.layers.DepthwiseConv2D(3, strides=2, padding="same", activation="elu")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    x = keras.layers.Dense(16, activation="hard_silu")(x)
+    outputs = keras.layers.Dense(10, activation="softmax")(x)
+    return compiled(keras.Model(inputs, outputs, name="mobile"))
 
 
 def write_synchronized_batchnorm_config():
@@ -322,6 +345,7 @@ def main():
     parity(train, frozen_model, "parity_frozen")
     parity(train, batchnorm_model, "parity_batchnorm", save_model=True)
     write_synchronized_batchnorm_config()
+    parity(train, mobile_model, "parity_mobile", save_model=True)
     if not args.skip_curve:
         curve(train, test)
 

@@ -55,7 +55,8 @@ Axis window_axis(int64_t in, int64_t window, int64_t stride, Padding padding,
 WindowGeometry make_window_geometry(int64_t batch, int64_t in_height, int64_t in_width,
                                     int64_t in_channels, int64_t out_channels,
                                     int64_t window_height, int64_t window_width,
-                                    int64_t stride_height, int64_t stride_width, Padding padding) {
+                                    int64_t stride_height, int64_t stride_width, Padding padding,
+                                    int64_t dilation_height, int64_t dilation_width, int64_t groups) {
   WindowGeometry g;
   g.batch = batch;
   g.in_height = in_height;
@@ -66,8 +67,11 @@ WindowGeometry make_window_geometry(int64_t batch, int64_t in_height, int64_t in
   g.window_width = window_width;
   g.stride_height = stride_height;
   g.stride_width = stride_width;
-  Axis rows = window_axis(in_height, window_height, stride_height, padding, "height");
-  Axis cols = window_axis(in_width, window_width, stride_width, padding, "width");
+  g.dilation_height = dilation_height;
+  g.dilation_width = dilation_width;
+  g.groups = groups;
+  Axis rows = window_axis(in_height, (window_height - 1) * dilation_height + 1, stride_height, padding, "height");
+  Axis cols = window_axis(in_width, (window_width - 1) * dilation_width + 1, stride_width, padding, "width");
   g.out_height = rows.out;
   g.pad_top = rows.pad_before;
   g.pad_bottom = rows.pad_after;

@@ -19,14 +19,21 @@ struct WindowGeometry {
   int64_t stride_height = 1, stride_width = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t out_height = 0, out_width = 0;
+  // Convolutions: taps `dilation` apart; `groups` splits the channels (in / groups to
+  // out / groups each; a depthwise convolution has groups = in_channels).
+  int64_t dilation_height = 1, dilation_width = 1;
+  int64_t groups = 1;
 };
 
 /// Keras/TensorFlow semantics: 'valid' has no padding, out = (in - window) / stride + 1;
 /// 'same' gives out = ceil(in / stride), padding split with the extra row/column at the end.
+/// A dilated window spans (window - 1) * dilation + 1.
 WindowGeometry make_window_geometry(int64_t batch, int64_t in_height, int64_t in_width,
                                     int64_t in_channels, int64_t out_channels,
                                     int64_t window_height, int64_t window_width,
-                                    int64_t stride_height, int64_t stride_width, Padding padding);
+                                    int64_t stride_height, int64_t stride_width, Padding padding,
+                                    int64_t dilation_height = 1, int64_t dilation_width = 1,
+                                    int64_t groups = 1);
 
 /// An activation: one of Keras 3's built-ins, with the parameters of the layer forms (ReLU's
 /// negative_slope and max_value, LeakyReLU's slope, ELU's alpha).

@@ -18,37 +18,62 @@ constexpr int64_t layout_batch = 256;
 
 }  // namespace
 
-Conv2D::Conv2D(const Conv2DOptions& options)
-    : Layer("conv2d", options.name),
+Conv2D::Conv2D(const Conv2DOptions& options) : Conv2D(options, 0) {}
+
+Conv2D::Conv2D(const Conv2DOptions& options, int64_t depth_multiplier)
+    : Layer(depth_multiplier ? "depthwise_conv2d" : "conv2d", options.name),
+      depth_multiplier_(depth_multiplier),
       options_(options),
       padding_(kernels::parse_padding(options.padding)),
       activation_(kernels::parse_activation(options.activation)) {
-  check_argument(options.filters > 0, "Conv2D filters must be positive, got " +
-                                          std::to_string(options.filters));
+  const std::string what = std::string(depth_multiplier ? "DepthwiseConv2D" : "Conv2D") + " '" + name() + "'";
+  if (!depth_multiplier) {
+    check_argument(options.filters > 0, what + ": filters must be positive, got " + std::to_string(options.filters));
+    check_argument(options.groups > 0 && options.filters % options.groups == 0,
+                   what + ": groups must divide filters, got groups " + std::to_string(options.groups) +
+                       " for " + std::to_string(options.filters) + " filters");
+  }
+  for (int64_t rate : options.dilation_rate) {
+    check_argument(rate >= 1, what + ": dilation_rate must be positive");
+  }
+  const bool dilated = options.dilation_rate[0] > 1 || options.dilation_rate[1] > 1;
+  const bool strided = options.strides[0] > 1 || options.strides[1] > 1;
+  check_argument(!(dilated && strided), what + ": strides > 1 together with dilation_rate > 1 is "
+                                               "not supported (nor in Keras)");
   Initializer(options.kernel_initializer);  // validates the names early
   Initializer(options.bias_initializer);
 }
 
 kernels::WindowGeometry Conv2D::geometry(const Shape& input_shape) const {
+  const std::string what = depth_multiplier_ ? "DepthwiseConv2D" : "Conv2D";
   check_argument(input_shape.rank() == 4,
-                 "Conv2D '" + name() + "' expects inputs (batch, height, width, channels), got " +
+                 what + " '" + name() + "' expects inputs (batch, height, width, channels), got " +
                      input_shape.to_string(true));
-  return kernels::make_window_geometry(input_shape[0], input_shape[1], input_shape[2],
-                                       input_shape[3], options_.filters, options_.kernel_size[0],
-                                       options_.kernel_size[1], options_.strides[0],
-                                       options_.strides[1], padding_);
+  const int64_t channels = input_shape[3];
+  const int64_t groups = depth_multiplier_ ? channels : options_.groups;
+  const int64_t filters = depth_multiplier_ ? channels * depth_multiplier_ : options_.filters;
+  check_argument(channels % groups == 0, what + " '" + name() + "': groups " + std::to_string(groups) +
+                                             " must divide the input's " + std::to_string(channels) + " channels");
+  return kernels::make_window_geometry(input_shape[0], input_shape[1], input_shape[2], channels,
+                                       filters, options_.kernel_size[0], options_.kernel_size[1],
+                                       options_.strides[0], options_.strides[1], padding_,
+                                       options_.dilation_rate[0], options_.dilation_rate[1], groups);
 }
 
 Shape Conv2D::compute_output_shape(const Shape& input_shape) const {
   kernels::WindowGeometry g = geometry(input_shape);
-  return {input_shape[0], g.out_height, g.out_width, options_.filters};
+  return {input_shape[0], g.out_height, g.out_width, g.out_channels};
 }
 
 void Conv2D::build_weights(const Shape& input_shape, Random& random) {
   kernels::WindowGeometry g = geometry(input_shape.with_batch(layout_batch));
   kernel_layout_ = std::make_shared<OnednnWeightLayout>(Conv2DKernel::keras_weights_desc(g),
                                                         Conv2DKernel::preferred_weights_desc(g));
-  add_weight("kernel", {g.window_height, g.window_width, g.in_channels, g.out_channels},
+  // A depthwise kernel [KH, KW, in, multiplier] is, in memory, a grouped one [KH, KW, 1, in x multiplier].
+  const Shape kernel_shape = depth_multiplier_
+                                 ? Shape{g.window_height, g.window_width, g.in_channels, depth_multiplier_}
+                                 : Shape{g.window_height, g.window_width, g.in_channels / g.groups, g.out_channels};
+  add_weight("kernel", kernel_shape,
              Initializer(options_.kernel_initializer), random, kernel_layout_);
   if (options_.use_bias) {
     add_weight("bias", {g.out_channels}, Initializer(options_.bias_initializer), random);
@@ -72,10 +97,29 @@ nlohmann::json Conv2D::get_config() const {
   config["strides"] = options_.strides;
   config["padding"] = options_.padding;
   config["data_format"] = "channels_last";
-  config["dilation_rate"] = {1, 1};
-  config["groups"] = 1;
+  config["dilation_rate"] = options_.dilation_rate;
+  config["groups"] = options_.groups;
   add_weighted_config(config, options_.activation, options_.use_bias,
                       options_.kernel_initializer, options_.bias_initializer);
+  return config;
+}
+
+DepthwiseConv2D::DepthwiseConv2D(const Conv2DOptions& options, int64_t depth_multiplier)
+    : Conv2D(options, depth_multiplier) {
+  check_argument(depth_multiplier > 0, "DepthwiseConv2D depth_multiplier must be positive, got " +
+                                           std::to_string(depth_multiplier));
+}
+
+nlohmann::json DepthwiseConv2D::get_config() const {
+  nlohmann::json config = Conv2D::get_config();
+  // Keras' keys: no filters or groups; the kernel's are depthwise_*.
+  for (const char* key : {"filters", "groups", "kernel_initializer", "kernel_regularizer", "kernel_constraint"}) {
+    config.erase(key);
+  }
+  config["depth_multiplier"] = depth_multiplier();
+  config["depthwise_initializer"] = Initializer(options().kernel_initializer).get_config();
+  config["depthwise_regularizer"] = nullptr;
+  config["depthwise_constraint"] = nullptr;
   return config;
 }
 

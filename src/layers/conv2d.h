@@ -1,5 +1,6 @@
 #pragma once
-// keras.layers.Conv2D over NHWC inputs.
+// keras.layers.Conv2D over NHWC inputs (dilation_rate, groups), and DepthwiseConv2D: a
+// convolution with one group per input channel, depth_multiplier filters each.
 #include <array>
 
 #include "kernels/window.h"
@@ -12,6 +13,8 @@ struct Conv2DOptions {
   std::array<int64_t, 2> kernel_size = {3, 3};
   std::array<int64_t, 2> strides = {1, 1};
   std::string padding = "valid";
+  std::array<int64_t, 2> dilation_rate = {1, 1};
+  int64_t groups = 1;
   std::string activation = "linear";
   bool use_bias = true;
   std::string kernel_initializer = "glorot_uniform";
@@ -34,13 +37,28 @@ class Conv2D : public Layer {
   const WeightLayout& kernel_layout() const { return *kernel_layout_; }
 
  protected:
+  /// DepthwiseConv2D's: groups = input channels, filters = input channels x depth_multiplier,
+  /// kernel [KH, KW, in, depth_multiplier] (options' filters and groups unused).
+  Conv2D(const Conv2DOptions& options, int64_t depth_multiplier);
   void build_weights(const Shape& input_shape, Random& random) override;
+  int64_t depth_multiplier() const { return depth_multiplier_; }
 
  private:
+  int64_t depth_multiplier_ = 0;  // 0: a plain Conv2D
   Conv2DOptions options_;
   kernels::Padding padding_;
   kernels::Activation activation_;
   std::shared_ptr<const WeightLayout> kernel_layout_;
+};
+
+/// [batch, height, width, in] -> [batch, out_height, out_width, in * depth_multiplier]
+class DepthwiseConv2D : public Conv2D {
+ public:
+  /// options.filters and options.groups are not used; kernel_initializer is Keras'
+  /// depthwise_initializer.
+  DepthwiseConv2D(const Conv2DOptions& options, int64_t depth_multiplier = 1);
+  std::string class_name() const override { return "DepthwiseConv2D"; }
+  nlohmann::json get_config() const override;
 };
 
 }  // namespace tenfold::layers

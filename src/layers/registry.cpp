@@ -37,16 +37,35 @@ void allow_weighted_extras(StrictConfig& config) {
 
 std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config) {
   const std::string& name = config.name();
+  if (class_name == "DepthwiseConv2D") {
+    require_channels_last(config);
+    for (const char* key : {"depthwise_regularizer", "bias_regularizer", "activity_regularizer",
+                            "depthwise_constraint", "bias_constraint"}) {
+      config.allow_null(key);
+    }
+    const int64_t multiplier = config.take("depth_multiplier", int64_t(1));
+    return std::make_shared<DepthwiseConv2D>(
+        Conv2DOptions{.kernel_size = config.take_pair("kernel_size", {3, 3}),
+                      .strides = config.take_pair("strides", {1, 1}),
+                      .padding = config.take<std::string>("padding", "valid"),
+                      .dilation_rate = config.take_pair("dilation_rate", {1, 1}),
+                      .activation = config.take_activation(),
+                      .use_bias = config.take("use_bias", true),
+                      .kernel_initializer = config.take_initializer("depthwise_initializer", "glorot_uniform"),
+                      .bias_initializer = config.take_initializer("bias_initializer", "zeros"),
+                      .name = name},
+        multiplier);
+  }
   if (class_name == "Conv2D") {
     require_channels_last(config);
-    config.allow_only("dilation_rate", {1, {1, 1}}, "dilated convolutions are not implemented yet");
-    config.allow_only("groups", {1}, "grouped convolutions are not implemented yet");
     allow_weighted_extras(config);
     return std::make_shared<Conv2D>(Conv2DOptions{
         .filters = config.take_required<int64_t>("filters"),
         .kernel_size = config.take_pair("kernel_size", {3, 3}),
         .strides = config.take_pair("strides", {1, 1}),
         .padding = config.take<std::string>("padding", "valid"),
+        .dilation_rate = config.take_pair("dilation_rate", {1, 1}),
+        .groups = config.take("groups", int64_t(1)),
         .activation = config.take_activation(),
         .use_bias = config.take("use_bias", true),
         .kernel_initializer = config.take_initializer("kernel_initializer", "glorot_uniform"),
@@ -157,7 +176,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   throw Error(ErrorCode::invalid_argument,
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
-                  "InputLayer, Conv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
+                  "InputLayer, Conv2D, DepthwiseConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
                   "GlobalMaxPooling2D, Flatten, Reshape, Dense, Activation, ReLU, LeakyReLU, ELU, Softmax, "
                   "Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }

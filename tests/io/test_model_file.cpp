@@ -59,8 +59,9 @@ INSTANTIATE_TEST_SUITE_P(Formats, KerasFiles, ::testing::Values(".h5", ".keras")
 
 // Keras' files of Functional models after 3 Adam steps (tools/make_keras_fixtures.py): a
 // residual block with global average pooling ("residual"), a Sequential used as a layer
-// ("nested", whose weights files nest the Sequential's layers), and BatchNormalization
-// ("batchnorm": predictions from the moving statistics, saved after the trainable weights).
+// ("nested", whose weights files nest the Sequential's layers), BatchNormalization
+// ("batchnorm": predictions from the moving statistics, saved after the trainable weights),
+// and DepthwiseConv2D with a dilated grouped Conv2D ("mobile").
 class KerasFunctionalFiles : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(KerasFunctionalFiles, LoadWithKerasPredictionsAndOptimizerState) {
@@ -87,7 +88,7 @@ TEST_P(KerasFunctionalFiles, LoadWithKerasPredictionsAndOptimizerState) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ModelsAndFormats, KerasFunctionalFiles,
-                         ::testing::Combine(::testing::Values("residual", "nested", "batchnorm"),
+                         ::testing::Combine(::testing::Values("residual", "nested", "batchnorm", "mobile"),
                                             ::testing::Values(".h5", ".keras")));
 
 // Keras 3 files saved the common ways. compile(optimizer="adam") leaves the optimizer out of
@@ -252,7 +253,7 @@ TEST(TenfoldFiles, LossesWeightsAndMetricsPerOutputRoundTrip) {
 
 INSTANTIATE_TEST_SUITE_P(ModelsAndFormats, TenfoldFiles,
                          ::testing::Combine(::testing::Values("", "parity_residual", "parity_nested",
-                                                              "parity_batchnorm"),
+                                                              "parity_batchnorm", "parity_mobile"),
                                             ::testing::Values(".h5", ".keras")));
 
 TEST(OptimizerState, RMSpropWithMomentumRoundTripsInBothFormats) {

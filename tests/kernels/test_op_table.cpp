@@ -81,11 +81,17 @@ struct ConvRow {
   int64_t channels, filters;
   bool first_layer;
   Activation activation;
+  int64_t dilation = 1, groups = 1;  // groups == channels: a depthwise convolution
   std::string name() const {
     return "Conv2D k" + std::to_string(kernel) + " s" + std::to_string(stride) + " " +
            padding_name(padding) + " " + std::to_string(channels) + "->" +
-           std::to_string(filters) + (first_layer ? " first" : "") + " " +
-           activation_name(activation);
+           std::to_string(filters) + (dilation > 1 ? " dilation" + std::to_string(dilation) : "") +
+           (groups > 1 ? (groups == channels ? " depthwise" : " groups" + std::to_string(groups)) : "") +
+           (first_layer ? " first" : "") + " " + activation_name(activation);
+  }
+  WindowGeometry geometry(int64_t batch, int64_t size) const {
+    return make_window_geometry(batch, size, size, channels, filters, kernel, kernel, stride, stride,
+                                padding, dilation, dilation, groups);
   }
 };
 
@@ -108,6 +114,25 @@ std::vector<ConvRow> conv_rows() {
           rows.push_back({kernel, stride, padding, c.in, c.out, c.first,
                           fused[rows.size() % std::size(fused)]});
         }
+  // Dilated (3x3 and 5x5, dilation 2 and 3), grouped, and depthwise (MobileNet's 3x3, with
+  // depth multipliers 1 and 2, strides 1 and 2).
+  for (int64_t kernel : {3, 5})
+    for (int64_t dilation : {2, 3})
+      for (Padding padding : {Padding::same, Padding::valid}) {
+        const bool fits = (kernel - 1) * dilation + 1 <= 9;  // the 9x9 inputs checked below
+        if (padding == Padding::same || fits) {
+          rows.push_back({kernel, 1, padding, 16, 32, false, Activation::relu, dilation, 1});
+        }
+      }
+  rows.push_back({3, 1, Padding::same, 16, 32, false, Activation::relu, 1, 4});
+  rows.push_back({3, 2, Padding::same, 32, 64, false, Activation::linear, 1, 2});
+  rows.push_back({3, 2, Padding::valid, 3, 6, true, Activation::relu, 1, 3});
+  for (int64_t channels : {16, 32, 64})
+    for (int64_t stride : {1, 2})
+      for (int64_t multiplier : {1, 2}) {
+        rows.push_back({3, stride, Padding::same, channels, channels * multiplier, false,
+                        parse_activation("relu6"), 1, channels});
+      }
   return rows;
 }
 
@@ -119,11 +144,11 @@ onednn::OnednnWeightLayout conv_layout(WindowGeometry g) {
 }
 
 void check_conv_against_reference(const ConvRow& row) {
-  WindowGeometry g = make_window_geometry(2, 9, 9, row.channels, row.filters, row.kernel,
-                                          row.kernel, row.stride, row.stride, row.padding);
+  WindowGeometry g = row.geometry(2, 9);
   size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.out_channels);
   auto x = to_floats(random_values(size_t(g.batch * 9 * 9 * row.channels), 1));
-  auto kernel = to_floats(random_values(size_t(row.kernel * row.kernel * row.channels * row.filters), 2));
+  const int64_t group_channels = row.channels / row.groups;
+  auto kernel = to_floats(random_values(size_t(row.kernel * row.kernel * group_channels * row.filters), 2));
   auto bias = to_floats(random_values(size_t(row.filters), 3));
   auto upstream = to_floats(random_values(out_count, 4));
 
@@ -142,13 +167,13 @@ void check_conv_against_reference(const ConvRow& row) {
   std::vector<float> y(out_count), dx(x.size()), dnative(native_kernel.size()), dbias(bias.size());
   conv.forward(x.data(), native_kernel.data(), bias.data(), y.data());
   EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol,
-                        sum_atol(row.kernel * row.kernel * row.channels))) << "forward";
+                        sum_atol(row.kernel * row.kernel * group_channels))) << "forward";
   std::vector<float> dy = upstream;
   conv.backward(x.data(), y.data(), dy.data(), native_kernel.data(),
                 row.first_layer ? nullptr : dx.data(), dnative.data(), dbias.data());
   if (!row.first_layer) {
     EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol,
-                          sum_atol(row.kernel * row.kernel * row.filters))) << "dx";
+                          sum_atol(row.kernel * row.kernel * row.filters / row.groups))) << "dx";
   }
   EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected_dkernel),
                         rtol, 1e-4)) << "dkernel";
@@ -163,9 +188,7 @@ TEST_P(Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
   // Training shapes: 28x28 images for a first layer, 14x14 feature maps inside a network.
   const int64_t size = row.first_layer ? 28 : 14;
   for (int64_t batch : training_batches) {
-    WindowGeometry g = make_window_geometry(batch, size, size, row.channels, row.filters,
-                                            row.kernel, row.kernel, row.stride, row.stride,
-                                            row.padding);
+    WindowGeometry g = row.geometry(batch, size);
     onednn::OnednnWeightLayout layout = conv_layout(g);
     onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer);
     if (batch == layout_batch) print_row(row.name() + " " + std::to_string(size) + "x" +

@@ -28,6 +28,18 @@ TEST(LayerLifecycle, Conv2D) {
                  {2, 7, 6, 3}, {2, 4, 3, 4}, 3 * 2 * 3 * 4);
 }
 
+TEST(LayerLifecycle, DilatedGroupedAndDepthwiseConvolutions) {
+  run_layer_test({{"class_name", "Conv2D"},
+                  {"config", {{"filters", 4}, {"kernel_size", 3}, {"dilation_rate", 2}}}},
+                 {2, 9, 9, 2}, {2, 5, 5, 4}, 3 * 3 * 2 * 4 + 4);
+  run_layer_test({{"class_name", "Conv2D"},
+                  {"config", {{"filters", 6}, {"kernel_size", 3}, {"groups", 2}, {"padding", "same"}}}},
+                 {2, 5, 5, 4}, {2, 5, 5, 6}, 3 * 3 * 2 * 6 + 6);
+  run_layer_test({{"class_name", "DepthwiseConv2D"},
+                  {"config", {{"kernel_size", 3}, {"depth_multiplier", 2}, {"padding", "same"}}}},
+                 {2, 7, 7, 3}, {2, 7, 7, 6}, 3 * 3 * 3 * 2 + 6);
+}
+
 TEST(LayerLifecycle, BatchNormalization) {
   // gamma and beta per channel, and the moving statistics (non-trainable: counted too).
   run_layer_test({{"class_name", "BatchNormalization"}, {"config", json::object()}}, {2, 5, 5, 3},

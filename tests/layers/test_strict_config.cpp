@@ -88,8 +88,10 @@ TEST_P(RefusedKeys, NameTheLayerTheKeyAndTheValue) {
 INSTANTIATE_TEST_SUITE_P(
     EveryRefusedKey, RefusedKeys,
     ::testing::Values(
-        Refusal{"Conv2D", {{"dilation_rate", {2, 2}}}, "dilation_rate [2,2] is not supported"},
-        Refusal{"Conv2D", {{"groups", 2}}, "groups 2 is not supported"},
+        Refusal{"Conv2D", {{"dilation_rate", {2, 2}}, {"strides", 2}}, "strides > 1 together with dilation_rate > 1"},
+        Refusal{"Conv2D", {{"groups", 3}}, "groups must divide filters, got groups 3 for 8 filters"},
+        Refusal{"DepthwiseConv2D", {{"depthwise_regularizer", {{"class_name", "L2"}}}}, "depthwise_regularizer"},
+        Refusal{"DepthwiseConv2D", {{"depthwise_constraint", {{"class_name", "NonNeg"}}}}, "depthwise_constraint"},
         Refusal{"Conv2D", {{"data_format", "channels_first"}}, "data_format \"channels_first\""},
         Refusal{"Conv2D", {{"kernel_regularizer", {{"class_name", "L2"}}}}, "kernel_regularizer"},
         Refusal{"Conv2D", {{"bias_regularizer", {{"class_name", "L2"}}}}, "bias_regularizer"},

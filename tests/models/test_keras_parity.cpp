@@ -173,6 +173,11 @@ TEST(KerasParity, ThreeAdamStepsWithBatchNormalization) {
   EXPECT_EQ(model->count_params() - trainable, 2 * (8 + 16 + 32));  // the moving statistics
 }
 
+TEST(KerasParity, ThreeAdamStepsOfMobileNetStyleConvolutions) {
+  check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_mobile/model.json")),
+                         "parity_mobile");
+}
+
 TEST(KerasParity, ThreeAdamStepsOfTwoOutputsWithLossWeights) {
   auto model = io::load_model_json(fixture_path("keras/parity_two_outputs/model.json"));
   model->compile(std::make_shared<optimizers::Adam>(),

@@ -17,16 +17,22 @@ using dnnl::prop_kind;
 
 struct ConvDescs {
   memory::desc src, dst, bias, any_weights;
-  memory::dims strides, padding_left, padding_right;
+  memory::dims strides, dilates, padding_left, padding_right;
 };
+
+/// oneDNN's weight dimensions: [F, C, KH, KW], or [G, F/G, C/G, KH, KW] with groups.
+memory::dims weight_dims(const WindowGeometry& g) {
+  if (g.groups == 1) return {g.out_channels, g.in_channels, g.window_height, g.window_width};
+  return {g.groups, g.out_channels / g.groups, g.in_channels / g.groups, g.window_height, g.window_width};
+}
 
 ConvDescs conv_descs(const WindowGeometry& g) {
   return {f32_desc({g.batch, g.in_channels, g.in_height, g.in_width}, tag::nhwc),
           f32_desc({g.batch, g.out_channels, g.out_height, g.out_width}, tag::nhwc),
           f32_desc({g.out_channels}, tag::x),
-          memory::desc({g.out_channels, g.in_channels, g.window_height, g.window_width},
-                       memory::data_type::f32, tag::any),
+          memory::desc(weight_dims(g), memory::data_type::f32, tag::any),
           {g.stride_height, g.stride_width},
+          {g.dilation_height - 1, g.dilation_width - 1},  // oneDNN counts the gaps
           {g.pad_top, g.pad_left},
           {g.pad_bottom, g.pad_right}};
 }
@@ -35,10 +41,10 @@ dnnl::convolution_forward::desc forward_desc(const ConvDescs& d, const memory::d
                                              bool use_bias) {
   if (use_bias) {
     return {prop_kind::forward_training, algorithm::convolution_direct, d.src, weights, d.bias,
-            d.dst, d.strides, d.padding_left, d.padding_right};
+            d.dst, d.strides, d.dilates, d.padding_left, d.padding_right};
   }
   return {prop_kind::forward_training, algorithm::convolution_direct, d.src, weights, d.dst,
-          d.strides, d.padding_left, d.padding_right};
+          d.strides, d.dilates, d.padding_left, d.padding_right};
 }
 
 }  // namespace
@@ -50,7 +56,12 @@ memory::desc Conv2DKernel::preferred_weights_desc(const WindowGeometry& g) {
 }
 
 memory::desc Conv2DKernel::keras_weights_desc(const WindowGeometry& g) {
-  return f32_desc({g.out_channels, g.in_channels, g.window_height, g.window_width}, tag::hwio);
+  if (g.groups == 1) return f32_desc(weight_dims(g), tag::hwio);
+  // Keras' [KH, KW, C/G, F] with filter f = group * F/G + o.
+  const int64_t group_in = g.in_channels / g.groups, group_out = g.out_channels / g.groups;
+  const int64_t F = g.out_channels;
+  return memory::desc(weight_dims(g), memory::data_type::f32,
+                      memory::dims{group_out, 1, F, g.window_width * group_in * F, group_in * F});
 }
 
 Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
@@ -78,8 +89,8 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   dnnl::primitive_attr attr = user_scratchpad_attr();
   if (need_diff_src) {
     dnnl::convolution_backward_data::primitive_desc pd(
-        {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.padding_left,
-         d.padding_right},
+        {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.dilates,
+         d.padding_left, d.padding_right},
         attr, engine(), forward_pd);
     backward_data_weights_ = WeightsForPrimitive(stored_weights, pd.weights_desc());
     backward_data_ = BoundPrimitive(dnnl::convolution_backward_data(pd), pd,
@@ -89,8 +100,8 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   }
   // The bias gradient is kernels/column_sums.h, not oneDNN's (slower) bias reduction.
   dnnl::convolution_backward_weights::primitive_desc weights_pd(
-      {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.padding_left,
-       d.padding_right},
+      {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.dilates,
+       d.padding_left, d.padding_right},
       attr, engine(), forward_pd);
   memory::desc diff_weights = weights_pd.diff_weights_desc();
   backward_weights_ = BoundPrimitive(

@@ -10,9 +10,12 @@
 #include "layers/global_pooling.h"
 #include "layers/input.h"
 #include "layers/merge.h"
+#include "layers/padding.h"
 #include "layers/pooling.h"
+#include "layers/rescaling.h"
 #include "layers/reshape.h"
 #include "layers/strict_config.h"
+#include "layers/upsampling.h"
 
 namespace tenfold::layers {
 
@@ -33,6 +36,24 @@ void allow_weighted_extras(StrictConfig& config) {
     config.allow_null(key);
   }
   config.ignore("lora_alpha");  // only read with a lora_rank
+}
+
+/// ZeroPadding2D's padding and Cropping2D's cropping in Keras' forms: n, (rows, columns), or
+/// ((top, bottom), (left, right)).
+Borders take_borders(const std::string& class_name, StrictConfig& config, const std::string& key,
+                     int64_t fallback) {
+  const json value = config.take<json>(key, fallback);
+  auto pair = [](const json& v) -> std::array<int64_t, 2> {
+    if (v.is_number_integer()) return {v.get<int64_t>(), v.get<int64_t>()};
+    return {v.at(0).get<int64_t>(), v.at(1).get<int64_t>()};
+  };
+  try {
+    if (value.is_number_integer()) return {pair(value), pair(value)};
+    if (value.is_array() && value.size() == 2) return {pair(value[0]), pair(value[1])};
+  } catch (const json::exception&) {
+  }
+  throw Error(ErrorCode::invalid_argument, class_name + " '" + config.name() + "': " + key + " " +
+                                               value.dump() + " must be an integer, a pair, or a pair of pairs");
 }
 
 std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config) {
@@ -104,6 +125,20 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   if (class_name == "Reshape") {
     return std::make_shared<Reshape>(config.take_required<std::vector<int64_t>>("target_shape"), name);
   }
+  if (class_name == "ZeroPadding2D" || class_name == "Cropping2D") {
+    require_channels_last(config);
+    if (class_name == "ZeroPadding2D") return std::make_shared<ZeroPadding2D>(take_borders(class_name, config, "padding", 1), name);
+    return std::make_shared<Cropping2D>(take_borders(class_name, config, "cropping", 0), name);
+  }
+  if (class_name == "UpSampling2D") {
+    require_channels_last(config);
+    config.allow_only("interpolation", {"nearest"}, "UpSampling2D repeats pixels (nearest)");
+    return std::make_shared<UpSampling2D>(config.take_pair("size", {2, 2}), name);
+  }
+  if (class_name == "Rescaling") {
+    return std::make_shared<Rescaling>(config.take_required<double>("scale"), config.take("offset", 0.0), name);
+  }
+  if (class_name == "Identity") return std::make_shared<Identity>(name);
   if (class_name == "Add") return std::make_shared<Add>(name);
   if (class_name == "Subtract") return std::make_shared<Subtract>(name);
   if (class_name == "Multiply") return std::make_shared<Multiply>(name);
@@ -177,7 +212,8 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
                   "InputLayer, Conv2D, DepthwiseConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
-                  "GlobalMaxPooling2D, Flatten, Reshape, Dense, Activation, ReLU, LeakyReLU, ELU, Softmax, "
+                  "GlobalMaxPooling2D, Flatten, Reshape, ZeroPadding2D, Cropping2D, UpSampling2D, "
+                  "Rescaling, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, Softmax, "
                   "Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }
 

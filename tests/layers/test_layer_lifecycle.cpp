@@ -8,7 +8,9 @@
 #include "layers/conv2d.h"
 #include "layers/dense.h"
 #include "layers/dropout.h"
+#include "layers/padding.h"
 #include "layers/registry.h"
+#include "layers/upsampling.h"
 #include "support/check.h"
 #include "support/layer_test.h"
 
@@ -38,6 +40,38 @@ TEST(LayerLifecycle, DilatedGroupedAndDepthwiseConvolutions) {
   run_layer_test({{"class_name", "DepthwiseConv2D"},
                   {"config", {{"kernel_size", 3}, {"depth_multiplier", 2}, {"padding", "same"}}}},
                  {2, 7, 7, 3}, {2, 7, 7, 6}, 3 * 3 * 3 * 2 + 6);
+}
+
+TEST(LayerLifecycle, ShapeLayers) {
+  run_layer_test({{"class_name", "ZeroPadding2D"}, {"config", {{"padding", {{1, 2}, {0, 3}}}}}},
+                 {2, 5, 4, 3}, {2, 8, 7, 3}, 0);
+  run_layer_test({{"class_name", "ZeroPadding2D"}, {"config", json::object()}}, {2, 5, 4, 3}, {2, 7, 6, 3}, 0);
+  run_layer_test({{"class_name", "Cropping2D"}, {"config", {{"cropping", {1, 2}}}}}, {2, 6, 7, 3}, {2, 4, 3, 3}, 0);
+  run_layer_test({{"class_name", "UpSampling2D"}, {"config", {{"size", {2, 3}}}}}, {2, 3, 4, 2}, {2, 6, 12, 2}, 0);
+  run_layer_test({{"class_name", "Rescaling"}, {"config", {{"scale", 0.5}, {"offset", -1.0}}}}, {2, 4, 4, 1},
+                 {2, 4, 4, 1}, 0);
+  run_layer_test({{"class_name", "Identity"}, {"config", json::object()}}, {3, 5}, {3, 5}, 0);
+}
+
+TEST(ShapeLayers, PaddingThenCroppingGivesTheInputAndUpSamplingRepeatsPixels) {
+  Tensor x = testing::random_tensor({2, 3, 4, 2}, 1);
+  auto padding = layers::ZeroPadding2D({{{1, 2}, {3, 0}}});
+  auto cropping = layers::Cropping2D({{{1, 2}, {3, 0}}});
+  Tensor padded(padding.compute_output_shape(x.shape())), back(x.shape());
+  padding.compile(x.shape(), {})->forward(x, padded, true);
+  cropping.compile(padded.shape(), {})->forward(padded, back, true);
+  EXPECT_TRUE(testing::all_close(back, x, 0, 0));
+  EXPECT_EQ(padded.data<float>()[0], 0.0f);  // the top-left corner is padding
+  auto upsampling = layers::UpSampling2D({2, 2});
+  Tensor up(upsampling.compute_output_shape(x.shape()));
+  auto step = upsampling.compile(x.shape(), {});
+  step->forward(x, up, true);
+  // Output pixel (n, 2h + i, 2w + j) is input pixel (n, h, w); a gradient of ones sums to 4.
+  EXPECT_EQ(up.data<float>()[((1 * 6 + 5) * 8 + 7) * 2 + 1], x.data<float>()[((1 * 3 + 2) * 4 + 3) * 2 + 1]);
+  Tensor ones(up.shape()), gradient(x.shape());
+  for (float& v : ones.values<float>()) v = 1;
+  step->backward(x, up, ones, &gradient, {}, false);
+  for (float v : gradient.values<float>()) EXPECT_EQ(v, 4.0f);
 }
 
 TEST(LayerLifecycle, BatchNormalization) {

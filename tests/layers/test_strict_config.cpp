@@ -71,6 +71,7 @@ json valid_config(const std::string& class_name) {
   if (class_name == "MaxPooling2D") return {{"name", "pool"}, {"pool_size", 2}};
   if (class_name == "Dropout") return {{"name", "dropout"}, {"rate", 0.5}};
   if (class_name == "InputLayer") return {{"name", "input"}, {"batch_shape", {nullptr, 4}}};
+  if (class_name == "Rescaling") return {{"name", "rescaling"}, {"scale", 0.5}};
   return {{"name", "layer"}};
 }
 
@@ -116,6 +117,9 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"InputLayer", {{"sparse", true}}, "sparse true is not supported"},
         Refusal{"InputLayer", {{"ragged", true}}, "ragged true is not supported"},
         Refusal{"Activation", {{"activation", {{"class_name", "function"}}}}, "must be a named activation"},
+        Refusal{"UpSampling2D", {{"interpolation", "bilinear"}}, "interpolation \"bilinear\" is not supported"},
+        Refusal{"ZeroPadding2D", {{"padding", "same"}}, "padding \"same\" must be an integer, a pair"},
+        Refusal{"Rescaling", {{"scale", {0.5, 0.25}}}, "scale [0.5,0.25] has the wrong type"},
         Refusal{"BatchNormalization", {{"axis", {1, 2}}}, "axis [1,2] is not supported"},
         Refusal{"BatchNormalization", {{"renorm", true}}, "renorm true is not supported"},
         Refusal{"BatchNormalization", {{"renorm_clipping", {{"rmax", 3}}}}, "renorm_clipping"},

@@ -80,9 +80,7 @@ std::vector<std::pair<size_t, size_t>> keras_slot_order(const optimizers::Optimi
 
 /// A loss as Keras serializes it; `module` names where Keras 3 finds its class (.keras files).
 json loss_config(const losses::Loss& loss, bool with_module) {
-  json config = loss.get_config();
-  config["from_logits"] = false;
-  json result = {{"class_name", loss.class_name()}, {"config", config}};
+  json result = {{"class_name", loss.class_name()}, {"config", loss.get_config()}};
   if (with_module) {
     result["module"] = "keras.losses";
     result["registered_name"] = nullptr;
@@ -277,9 +275,7 @@ void read_optimizer(models::Model& model, const StoredGroup& file) {
 std::shared_ptr<losses::Loss> loss_from(const json& loss) {
   check_argument(loss.is_string() || loss.is_object(), "a loss in the compile config is malformed: " +
                                                            loss.dump().substr(0, 200));
-  check_argument(loss.is_string() || !loss.at("config").value("from_logits", false),
-                 "losses with from_logits=True are not supported by Tenfold yet");
-  return losses::get(loss.is_string() ? loss.get<std::string>() : loss.at("class_name").get<std::string>());
+  return loss.is_string() ? losses::get(loss.get<std::string>()) : losses::from_config(loss);
 }
 
 std::vector<std::string> metric_names_from(const json& metrics) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
 
@@ -114,10 +115,16 @@ double SparseCategoricalCrossentropy::compute(const Tensor& y_pred, const Tensor
   return total;
 }
 
+CategoricalCrossentropy::CategoricalCrossentropy(bool from_logits, double label_smoothing)
+    : from_logits_(from_logits), label_smoothing_(label_smoothing) {
+  check_argument(label_smoothing >= 0 && label_smoothing <= 1,
+                 "label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
+}
+
 nlohmann::json CategoricalCrossentropy::get_config() const {
   nlohmann::json config = Loss::get_config();
   config["from_logits"] = from_logits_;
-  config["label_smoothing"] = 0.0;
+  config["label_smoothing"] = label_smoothing_;
   config["axis"] = -1;
   return config;
 }
@@ -136,12 +143,15 @@ double CategoricalCrossentropy::compute(const Tensor& y_pred, const Tensor& y_tr
   float scale = float(1.0 / mean_over);
   bool logits = from_logits_ || pred_are_logits;
   double total = 0;
+  std::vector<double> t(static_cast<size_t>(rows.classes));
   for (int64_t r = 0; r < rows.count; ++r) {
     const float* p = pred + r * rows.classes;
-    const float* t = target + r * rows.classes;
+    for (int64_t c = 0; c < rows.classes; ++c) {
+      t[size_t(c)] = target[r * rows.classes + c] * (1 - label_smoothing_) + label_smoothing_ / double(rows.classes);
+    }
     float* g = grad ? grad + r * rows.classes : nullptr;
     if (logits) {
-      total += logits_row(p, rows.classes, [&](int64_t c) { return double(t[c]); }, scale, g);
+      total += logits_row(p, rows.classes, [&](int64_t c) { return t[size_t(c)]; }, scale, g);
       continue;
     }
     // As Keras: normalise to sum 1, clip, loss = -sum t log(q).
@@ -151,15 +161,15 @@ double CategoricalCrossentropy::compute(const Tensor& y_pred, const Tensor& y_tr
     for (int64_t c = 0; c < rows.classes; ++c) {
       double normalised = p[c] / sum;
       double q = std::clamp(normalised, double(epsilon), double(1 - epsilon));
-      total += -t[c] * std::log(q);
-      if (normalised == q) unclipped_target_sum += t[c];
+      total += -t[size_t(c)] * std::log(q);
+      if (normalised == q) unclipped_target_sum += t[size_t(c)];
     }
     if (g) {
       // d/dp_c of -sum_k t_k log(p_k / S), through unclipped k only.
       for (int64_t c = 0; c < rows.classes; ++c) {
         double normalised = p[c] / sum;
         double q = std::clamp(normalised, double(epsilon), double(1 - epsilon));
-        double direct = normalised == q ? -t[c] / p[c] : 0.0;
+        double direct = normalised == q ? -t[size_t(c)] / p[c] : 0.0;
         g[c] = float((direct + unclipped_target_sum / sum) * scale);
       }
     }

@@ -24,7 +24,8 @@ class SparseCategoricalCrossentropy : public Loss {
 /// y_pred and y_true [batch, classes]; y_true one-hot (or any distribution).
 class CategoricalCrossentropy : public Loss {
  public:
-  explicit CategoricalCrossentropy(bool from_logits = false) : from_logits_(from_logits) {}
+  /// label_smoothing moves each target toward 1 / classes.
+  explicit CategoricalCrossentropy(bool from_logits = false, double label_smoothing = 0);
   std::string name() const override { return "categorical_crossentropy"; }
   std::string class_name() const override { return "CategoricalCrossentropy"; }
   nlohmann::json get_config() const override;
@@ -34,6 +35,7 @@ class CategoricalCrossentropy : public Loss {
 
  private:
   bool from_logits_;
+  double label_smoothing_;
 };
 
 }  // namespace tenfold::losses

@@ -14,6 +14,8 @@
 #include "io/model_file.h"
 #include "io/zip_archive.h"
 #include "models/seed_cnn.h"
+#include "losses/crossentropy.h"
+#include "losses/elementwise.h"
 #include "losses/loss.h"
 #include "optimizers/rmsprop.h"
 #include "support/check.h"
@@ -248,6 +250,21 @@ TEST(TenfoldFiles, LossesWeightsAndMetricsPerOutputRoundTrip) {
     EXPECT_EQ(loaded->output_training()[1].weight, 0.5);
     EXPECT_EQ(loaded->output_training()[0].metrics, std::vector<std::string>{"accuracy"});
     EXPECT_TRUE(loaded->output_training()[1].metrics.empty());
+  }
+}
+
+TEST(TenfoldFiles, LossArgumentsRoundTrip) {
+  for (std::string extension : {".h5", ".keras"}) {
+    auto model = load_model_json(fixture_path("keras/parity_two_outputs/model.json"));
+    model->compile(optimizers::get("adam"),
+                   {{"digit", std::make_shared<losses::CategoricalCrossentropy>(true, 0.1)},
+                    {"bright", std::make_shared<losses::Huber>(0.5)}});
+    fs::path path = scratch("loss_arguments" + extension);
+    save_model(*model, path.string());
+    auto loaded = load_model(path.string());
+    fs::remove(path);
+    EXPECT_EQ(loaded->output_training()[0].loss->get_config(), model->output_training()[0].loss->get_config()) << extension;
+    EXPECT_EQ(loaded->output_training()[1].loss->get_config().at("delta"), 0.5) << extension;
   }
 }
 

@@ -1,5 +1,5 @@
-// Losses against PyTorch-computed values and gradients (tests/fixtures/torch) and against
-// central differences.
+// Losses against PyTorch-computed values and gradients (tests/fixtures/torch), Keras' own
+// (tests/fixtures/keras/losses), and central differences.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "losses/crossentropy.h"
-#include "losses/mean_squared_error.h"
+#include "losses/elementwise.h"
 #include "support/check.h"
 #include "support/npy.h"
 
@@ -112,7 +112,55 @@ TEST(SparseCategoricalCrossentropy, RejectsLabelsOutsideTheClasses) {
 TEST(Losses, ResolveKerasNames) {
   EXPECT_EQ(get("sparse_categorical_crossentropy")->class_name(), "SparseCategoricalCrossentropy");
   EXPECT_EQ(get("mse")->class_name(), "MeanSquaredError");
-  EXPECT_THROW(get("hinge"), Error);
+  EXPECT_EQ(get("kld")->class_name(), "KLDivergence");
+  EXPECT_EQ(get("huber")->class_name(), "Huber");
+  EXPECT_NE(testing::error_of([] { get("ctc"); }).find("loss 'ctc' is not supported; use one of"), std::string::npos);
+}
+
+// Keras' own losses (tools/make_loss_fixtures.py): each built from the config Keras
+// serializes (plus the constructor arguments Keras leaves out of it, e.g. Huber's delta),
+// value and gradient within rtol 1e-5 of Keras' float32 ones.
+class KerasLosses : public ::testing::TestWithParam<size_t> {
+ public:
+  static nlohmann::json cases() {
+    std::ifstream file(testing::fixture_path("keras/losses/cases.json"));
+    return nlohmann::json::parse(file);
+  }
+};
+
+TEST_P(KerasLosses, ValueAndGradientMatchKeras) {
+  const nlohmann::json entry = cases().at(GetParam());
+  const std::string name = entry.at("case");
+  SCOPED_TRACE(name);
+  nlohmann::json config = entry.at("config");
+  const nlohmann::json args = entry.value("args", nlohmann::json::object());
+  for (const auto& [key, value] : args.items()) config["config"][key] = value;
+  std::shared_ptr<Loss> loss = from_config(config);
+  auto npy = [&](const std::string& part) { return testing::read_npy(testing::fixture_path("keras/losses/" + name + "_" + part + ".npy")); };
+  Tensor y_pred = npy("pred"), y_true = npy("true");
+  const double batch = double(y_pred.shape()[0]);
+  Tensor gradient(y_pred.shape());
+  const double sum = loss->compute(y_pred, y_true, false, batch, &gradient);
+  const double expected = testing::read_npy_doubles(testing::fixture_path("keras/losses/" + name + "_loss.npy"))[0];
+  EXPECT_NEAR(sum / batch, expected, 1e-5 * std::abs(expected));
+  EXPECT_TRUE(testing::all_close(gradient, npy("grad"), 1e-5, 1e-7));
+  // Tenfold's config of the loss reads back to the same loss.
+  nlohmann::json written = {{"class_name", loss->class_name()}, {"config", loss->get_config()}};
+  EXPECT_EQ(from_config(written)->get_config(), loss->get_config());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, KerasLosses, ::testing::Range(size_t(0), KerasLosses::cases().size()));
+
+TEST(Losses, UnimplementedArgumentsAreRefusedByName) {
+  auto error = [](const nlohmann::json& config) { return testing::error_of([&] { from_config(config); }); };
+  EXPECT_NE(error({{"class_name", "MeanSquaredError"}, {"config", {{"reduction", "sum"}}}}).find("reduction \"sum\" is not supported"),
+            std::string::npos);
+  EXPECT_NE(error({{"class_name", "Huber"}, {"config", {{"delta", 1.0}, {"weights", 2}}}}).find("weights 2 is not a setting"),
+            std::string::npos);
+  EXPECT_NE(error({{"class_name", "CategoricalCrossentropy"}, {"config", {{"axis", 1}}}}).find("axis 1 is not supported"),
+            std::string::npos);
+  EXPECT_NE(error({{"class_name", "Poisson"}, {"config", {{"from_logits", true}}}}).find("Poisson takes neither from_logits"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include "layers/input.h"
 #include "layers/registry.h"
-#include "losses/mean_squared_error.h"
+#include "losses/elementwise.h"
 #include "models/sequential.h"
 #include "optimizers/sgd.h"
 #include "support/check.h"

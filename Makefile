@@ -67,6 +67,7 @@ fixtures:
 	python3 tools/make_model_fixtures.py
 	python3 tools/make_activation_fixtures.py
 	python3 tools/make_loss_fixtures.py
+	python3 tools/make_optimizer_fixtures.py
 
 clean:
 	rm -rf $(BUILD_DIR) $(BUILD_DIR)-asan $(BUILD_DIR)-tsan build-fuzz

@@ -28,4 +28,16 @@ class Adam : public Optimizer {
   float alpha_ = 0;
 };
 
+/// keras.optimizers.AdamW: Adam with decoupled weight decay (default 0.004), w -= w * wd * lr
+/// before each update.
+class AdamW : public Adam {
+ public:
+  explicit AdamW(float learning_rate = 0.001f, float beta_1 = 0.9f, float beta_2 = 0.999f,
+                 float epsilon = 1e-7f, float weight_decay = 0.004f)
+      : Adam(learning_rate, beta_1, beta_2, epsilon) {
+    set_gradient_options({.weight_decay = weight_decay});
+  }
+  std::string class_name() const override { return "AdamW"; }
+};
+
 }  // namespace tenfold::optimizers

@@ -3,6 +3,7 @@
 // the kernels chose): gradients and slots share that layout, so no reorder is ever needed.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +13,13 @@
 #include "layers/variable.h"
 
 namespace tenfold::optimizers {
+
+/// What every Keras optimizer may do besides its update, in Keras' order: clip the gradients
+/// (clipnorm per variable, global_clipnorm over all, clipvalue per element), then decay the
+/// weights (w -= w * weight_decay * lr). Unset: not done.
+struct GradientOptions {
+  std::optional<float> weight_decay, clipnorm, global_clipnorm, clipvalue;
+};
 
 class Optimizer {
  public:
@@ -29,7 +37,11 @@ class Optimizer {
   /// Updates every variable from its gradient (native layout, order of build()). With
   /// `run_parts`, the elements are split into parts updated side by side; without, the update
   /// is threaded with OpenMP on the calling thread.
-  void apply_gradients(std::span<const Tensor> gradients, const RunParts& run_parts = {});
+  /// Gradients are clipped in place.
+  void apply_gradients(std::span<Tensor> gradients, const RunParts& run_parts = {});
+  const GradientOptions& gradient_options() const { return gradient_options_; }
+  /// At most one of clipnorm, global_clipnorm and clipvalue, as in Keras.
+  void set_gradient_options(const GradientOptions& options);
 
   /// Number of updates applied so far (Keras' optimizer.iterations).
   int64_t iterations() const { return iterations_; }
@@ -51,6 +63,8 @@ class Optimizer {
   static constexpr size_t max_slots = 4;
   /// At most max_slots.
   virtual int slots_per_variable() const = 0;
+  /// The value each slot starts at (Adagrad's accumulator: initial_accumulator_value).
+  virtual float initial_slot_value(int) const { return 0; }
   /// Called once per apply_gradients, before the updates (iterations() not yet incremented).
   virtual void begin_step() {}
   /// value -= f(gradient, slots) over `count` elements (threaded with OpenMP).
@@ -58,14 +72,19 @@ class Optimizer {
                       int64_t count) = 0;
 
  private:
+  /// clipnorm, global_clipnorm, clipvalue.
+  void clip(std::span<Tensor> gradients) const;
+
   float learning_rate_;
+  GradientOptions gradient_options_;
   int64_t iterations_ = 0;
   std::vector<Variable*> variables_;
   std::vector<std::vector<Tensor>> slots_;
   std::vector<std::vector<float*>> slot_pointers_;  // built once, so a step allocates nothing
 };
 
-/// "adam", "sgd", "rmsprop" with Keras defaults.
+/// By Keras name ("adam", "adamw", "adamax", "adagrad", "lion", "sgd", "rmsprop"), with Keras'
+/// defaults.
 std::shared_ptr<Optimizer> get(const std::string& name);
 /// From a Keras optimizer config {"class_name": "Adam", "config": {...}} (get_config's).
 std::shared_ptr<Optimizer> from_config(const nlohmann::json& optimizer);

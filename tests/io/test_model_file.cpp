@@ -294,6 +294,28 @@ TEST(OptimizerState, RMSpropWithMomentumRoundTripsInBothFormats) {
   }
 }
 
+TEST(OptimizerState, EveryOptimizersSlotsRoundTripInBothFormats) {
+  for (std::string name : {"adamw", "adamax", "adagrad", "lion"}) {
+    for (std::string extension : {".h5", ".keras"}) {
+      set_random_seed(4);
+      auto model = models::seed_cnn();
+      model->compile(optimizers::get(name), losses::get("sparse_categorical_crossentropy"), {});
+      model->train_on_batch(read_npy(fixture_path("models/x.npy")), read_npy(fixture_path("models/y.npy")));
+      fs::path path = scratch(name + extension);
+      save_model(*model, path.string());
+      auto loaded = load_model(path.string());
+      fs::remove(path);
+      EXPECT_EQ(loaded->optimizer()->get_config(), model->optimizer()->get_config()) << name << extension;
+      for (size_t i = 0; i < model->trainable_weights().size(); ++i) {
+        for (size_t slot = 0; slot < model->optimizer()->slot_names().size(); ++slot) {
+          EXPECT_TRUE(testing::all_close(loaded->optimizer()->slot(i, int(slot)), model->optimizer()->slot(i, int(slot)), 0, 0))
+              << name << extension << " weight " << i << " slot " << slot;
+        }
+      }
+    }
+  }
+}
+
 TEST(KerasArchive, DamagedArchivesAreClearErrors) {
   fs::path text = scratch("text.keras");
   std::ofstream(text) << "not a zip";

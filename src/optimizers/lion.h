@@ -1,0 +1,25 @@
+#pragma once
+// keras.optimizers.Lion (Chen et al. 2023): w -= lr * sign(beta_1 * m + (1 - beta_1) * g),
+// then m = beta_2 * m + (1 - beta_2) * g.
+#include "optimizers/optimizer.h"
+
+namespace tenfold::optimizers {
+
+class Lion : public Optimizer {
+ public:
+  explicit Lion(float learning_rate = 0.001f, float beta_1 = 0.9f, float beta_2 = 0.99f)
+      : Optimizer(learning_rate), beta_1_(beta_1), beta_2_(beta_2) {}
+  std::string class_name() const override { return "Lion"; }
+  nlohmann::json get_config() const override;
+  std::vector<std::string> slot_names() const override { return {"momentum"}; }
+
+ protected:
+  int slots_per_variable() const override { return 1; }
+  void update(float* value, const float* gradient, std::span<float* const> slots,
+              int64_t count) override;
+
+ private:
+  float beta_1_, beta_2_;
+};
+
+}  // namespace tenfold::optimizers

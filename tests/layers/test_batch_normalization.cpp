@@ -14,6 +14,7 @@
 #include "models/sequential.h"
 #include "optimizers/sgd.h"
 #include "support/check.h"
+#include "support/layer_test.h"
 
 namespace tenfold {
 namespace {
@@ -51,23 +52,10 @@ TEST(BatchNormalization, GradientsThroughTheBatchStatisticsMatchFiniteDifference
   step.backward(loss, y, double(batch));
   std::vector<Variable*> weights = model->trainable_weights();
   ASSERT_EQ(weights.size(), 6u);  // conv kernel, bias; gamma, beta; dense kernel, bias
-  for (size_t w = 0; w < weights.size(); ++w) {
-    Tensor analytic = weights[w]->to_keras_layout(step.weight_gradients()[w]);
-    Tensor value = weights[w]->read();
-    std::vector<double> point(value.values<float>().begin(), value.values<float>().end());
-    auto mean_loss = [&](const std::vector<double>& p) {
-      Tensor changed(value.shape());
-      for (size_t i = 0; i < p.size(); ++i) changed.data<float>()[i] = float(p[i]);
-      weights[w]->assign(changed);
-      step.forward(true);  // training: the batch's statistics, as the gradient assumes
-      return step.compute_loss(loss, y, double(batch), nullptr) / double(batch);
-    };
-    std::vector<double> numeric = testing::numerical_gradient(mean_loss, point, 1e-3);
-    weights[w]->assign(value);
-    // The convolution's bias feeds the normalization only: its gradient is zero (the mean
-    // takes it out), which the absolute tolerance checks.
-    EXPECT_TRUE(testing::all_close(analytic.values<float>(), numeric, 2e-2, 1e-3)) << weights[w]->name() << " of weight " << w;
-  }
+  // Forward in training: the batch's statistics, as the gradient assumes. The convolution's
+  // bias feeds the normalization only: its gradient is zero (the mean takes it out), which
+  // the absolute tolerance checks.
+  testing::expect_weight_gradients_match_finite_differences(step, weights, loss, y, true, 1e-3);
 }
 
 TEST(BatchNormalization, AFrozenLayerNormalisesWithItsMovingStatisticsAndKeepsThem) {

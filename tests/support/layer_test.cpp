@@ -46,4 +46,26 @@ void run_layer_test(const nlohmann::json& config, const Shape& input_shape,
   if (expected_params > 0) EXPECT_LT(losses.back(), losses.front());
 }
 
+void expect_weight_gradients_match_finite_differences(models::CompiledStep& step,
+                                                      const std::vector<Variable*>& weights,
+                                                      const losses::Loss& loss, const Tensor& y,
+                                                      bool training, double h) {
+  const double batch = double(step.batch_size());
+  for (size_t w = 0; w < weights.size(); ++w) {
+    Tensor analytic = weights[w]->to_keras_layout(step.weight_gradients()[w]);
+    Tensor value = weights[w]->read();
+    std::vector<double> point(value.values<float>().begin(), value.values<float>().end());
+    auto mean_loss = [&](const std::vector<double>& p) {
+      Tensor changed(value.shape());
+      for (size_t i = 0; i < p.size(); ++i) changed.data<float>()[i] = float(p[i]);
+      weights[w]->assign(changed);
+      step.forward(training);
+      return step.compute_loss(loss, y, batch, nullptr) / batch;
+    };
+    std::vector<double> numeric = numerical_gradient(mean_loss, point, h);
+    weights[w]->assign(value);
+    EXPECT_TRUE(all_close(analytic.values<float>(), numeric, 2e-2, 1e-3)) << weights[w]->name() << " of weight " << w;
+  }
+}
+
 }  // namespace tenfold::testing

@@ -81,8 +81,8 @@ WindowGeometry make_window_geometry(int64_t batch, int64_t in_height, int64_t in
   return g;
 }
 
-Activation::Activation(Kind kind)
-    : kind(kind), alpha(kind == elu ? 1.0f : 0.0f), max_value(std::numeric_limits<float>::infinity()) {}
+Activation::Activation(Kind which)
+    : kind(which), alpha(which == elu ? 1.0f : 0.0f), max_value(std::numeric_limits<float>::infinity()) {}
 
 namespace {
 

@@ -43,7 +43,7 @@ struct Activation {
     softsign, hard_sigmoid, hard_silu, exponential
   };
   /// Keras' defaults for `kind` (elu's alpha 1).
-  Activation(Kind kind = linear);  // NOLINT: implicit, as Activation::relu reads
+  Activation(Kind which = linear);  // NOLINT: implicit, as Activation::relu reads
   Kind kind;
   /// relu: the slope below zero (leaky_relu: 0.2); elu: alpha.
   float alpha = 0;

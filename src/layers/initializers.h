@@ -12,8 +12,13 @@ namespace tenfold {
 
 class Initializer {
  public:
-  /// "glorot_uniform", "he_uniform", "zeros", "ones" (Keras' names, either case style).
+  /// Keras' built-in initializers by name, either case style ("he_normal", "HeNormal"), with
+  /// Keras' default arguments: glorot, he and lecun uniform and normal, variance_scaling,
+  /// random_normal, random_uniform, truncated_normal, zeros, ones, constant.
   explicit Initializer(const std::string& name = "glorot_uniform");
+  /// "" when `config` (a Keras initializer's config) asks for what Tenfold draws; otherwise
+  /// what it asks for that Tenfold does not do (arguments other than Keras' defaults).
+  static std::string unsupported_setting(const std::string& name, const nlohmann::json& config);
 
   /// Fills a tensor of Keras shape `value.shape()`; fans follow Keras (the receptive field
   /// times input and output channels for convolution kernels).

@@ -1,6 +1,7 @@
 #include "layers/strict_config.h"
 
 #include "core/error.h"
+#include "layers/initializers.h"
 
 namespace tenfold::layers {
 
@@ -84,7 +85,10 @@ std::string StrictConfig::take_initializer(const std::string& key, const std::st
   if (!value->is_object() || !value->contains("class_name") || !value->at("class_name").is_string()) {
     refuse(key, *value, "must be an initializer name or {\"class_name\": ...}");
   }
-  return value->at("class_name").get<std::string>();
+  const std::string name = value->at("class_name").get<std::string>();
+  const std::string unsupported = Initializer::unsupported_setting(name, value->value("config", json::object()));
+  if (!unsupported.empty()) refuse(key, nullptr, unsupported);
+  return name;
 }
 
 void StrictConfig::allow_only(const std::string& key, const std::vector<json>& values,

@@ -19,7 +19,7 @@ class ElementwiseLoss : public Loss {
   /// The term f(p, t) and its derivative in p.
   virtual std::pair<double, double> term(double p, double t) const = 0;
   /// The target the term sees; `zero_one` says every target of the batch is 0 or 1.
-  virtual double target(double t, bool zero_one) const { return t; }
+  virtual double target(double t, bool /*zero_one*/) const { return t; }
 };
 
 class MeanSquaredError : public ElementwiseLoss {

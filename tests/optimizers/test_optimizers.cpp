@@ -61,8 +61,8 @@ TEST_P(KerasOptimizers, ThreeUpdatesMatchKeras) {
   Variable variable("w", Shape{4, 3}, nullptr);
   variable.assign(npy("w0"));
   optimizer->build({&variable});
-  for (int step = 0; step < 3; ++step) {
-    std::vector<Tensor> gradients = {npy("g" + std::to_string(step))};
+  for (const char* gradient : {"g0", "g1", "g2"}) {
+    std::vector<Tensor> gradients = {npy(gradient)};
     optimizer->apply_gradients(gradients);
   }
   EXPECT_TRUE(testing::all_close(variable.read(), npy(name), 1e-5, 1e-6));

@@ -109,7 +109,9 @@ void Model::compile_outputs(std::shared_ptr<optimizers::Optimizer> optimizer,
   for (const auto& layer : layers_) trainable_at_compile_.push_back(layer->trainable());
   strategy_ = distribute::current_strategy();
   reducer_.reset();
-  cross_replica_.reset();
+  // Made here, not on first use: replica threads compile their steps side by side.
+  cross_replica_ = std::make_unique<distribute::CrossReplicaSum>(
+      strategy_->num_local_replicas(), strategy_->num_workers() > 1 ? &strategy_->communicator() : nullptr);
   replica_steps_.clear();
   replica_steps_.resize(size_t(strategy_->num_local_replicas()));
 }
@@ -166,19 +168,11 @@ CompiledStep& Model::replica_step(int replica, int64_t batch, bool training) {
   auto& step = replica_steps_.at(size_t(replica))[{batch, training}];
   if (!step) {
     step = std::make_unique<CompiledStep>(graph(), batch, training, strategy_->communicator().rank(),
-                                          replica, &cross_replica());
+                                          replica, cross_replica_.get());
   }
   return *step;
 }
 
-distribute::CrossReplicaSum& Model::cross_replica() {
-  if (!cross_replica_) {
-    const bool across_workers = strategy_->num_workers() > 1;
-    cross_replica_ = std::make_unique<distribute::CrossReplicaSum>(
-        strategy_->num_local_replicas(), across_workers ? &strategy_->communicator() : nullptr);
-  }
-  return *cross_replica_;
-}
 
 bool Model::synchronizes_replicas() const {
   for (const auto& layer : layers_) {

@@ -210,8 +210,6 @@ class Model {
   void update_layer_states(const CompiledStep& first_replica, bool across_workers);
   /// True when a layer sums over the replicas during the step (Layer::synchronizes_replicas).
   bool synchronizes_replicas() const;
-  /// What sums over the replicas during this compile's training steps (made on first use).
-  distribute::CrossReplicaSum& cross_replica();
   /// The reducer of this compile's gradients (made on first use).
   distribute::GradientReducer& gradient_reducer();
   /// Warns once when a multi-replica strategy exists but this model was compiled outside it.
@@ -230,7 +228,8 @@ class Model {
   bool stop_training_ = false;
   TrainingPosition start_position_;
   std::unique_ptr<distribute::GradientReducer> reducer_;
-  // Sums over the replicas during a training step (synchronized BatchNormalization).
+  // Sums over the replicas during this compile's training steps (synchronized
+  // BatchNormalization).
   std::unique_ptr<distribute::CrossReplicaSum> cross_replica_;
   double reduction_wait_seconds_ = 0;
   // Per local replica: its compiled steps by (batch, training).

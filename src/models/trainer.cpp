@@ -198,7 +198,7 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
       auto [begin, end] = split_rows(global, parts, first_part + replica);
       active.push_back(begin < end);
     }
-    cross_replica().set_active(active);
+    cross_replica_->set_active(active);
   }
   const bool overlap = overlap_reduction() && !(synchronized && across_workers);
   strategy.run_on_replicas([&](int replica) {

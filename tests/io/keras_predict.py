@@ -1,6 +1,7 @@
-"""Loads a model file with Keras and writes its predictions for X.npy to OUT.npy:
-    python3 keras_predict.py MODEL X.npy OUT.npy
-Exits 77 when keras (with a backend) is not installed."""
+"""Loads model files with Keras and writes each one's predictions for its X.npy to its OUT.npy:
+    python3 keras_predict.py MODEL X.npy OUT.npy [MODEL X.npy OUT.npy ...]
+(one process for many files: importing Keras takes seconds). Exits 77 when keras (with a
+backend) is not installed."""
 import os
 import sys
 
@@ -12,6 +13,7 @@ except ImportError as error:
     print(f"keras is not installed: {error}")
     sys.exit(77)
 
-model = keras.models.load_model(sys.argv[1])
-np.save(sys.argv[3], model.predict(np.load(sys.argv[2]), verbose=0).astype(np.float32))
-print(f"keras {keras.__version__} ({keras.backend.backend()}) loaded {sys.argv[1]}")
+for path, x, out in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
+    model = keras.models.load_model(path)
+    np.save(out, model.predict(np.load(x), verbose=0).astype(np.float32))
+    print(f"keras {keras.__version__} ({keras.backend.backend()}) loaded {path}")

@@ -32,11 +32,12 @@ test: build
 
 CORE_TESTS := test_core test_data test_datasets
 
+# AddressSanitizer and UndefinedBehaviorSanitizer run in the clang build the fuzz targets use
+# (tests/fuzz/run.sh configures it), so CI compiles the sanitized library once.
 sanitize: deps
-	@cmake -S . -B $(BUILD_DIR)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DTENFOLD_SANITIZE=address,undefined -DTENFOLD_WERROR=$(WERROR) >/dev/null
-	@cmake --build $(BUILD_DIR)-asan -j $(JOBS) --target $(CORE_TESTS)
-	cd $(BUILD_DIR)-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	@tests/fuzz/run.sh --configure-only
+	@cmake --build build-fuzz -j $(JOBS) --target $(CORE_TESTS)
+	cd build-fuzz && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -R '^test_(core|data|datasets)$$'
 	@cmake -S . -B $(BUILD_DIR)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DTENFOLD_SANITIZE=thread -DTENFOLD_WERROR=$(WERROR) >/dev/null
@@ -47,7 +48,7 @@ sanitize: deps
 	  OMP_NUM_THREADS=1 TENFOLD_REFERENCE_KERNELS=error \
 	  TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" tests/$$test || exit 1; done
 
-FUZZ_SECONDS ?= 30
+FUZZ_SECONDS ?= 20
 
 fuzz: deps
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
@@ -70,4 +71,4 @@ fixtures:
 	python3 tools/make_optimizer_fixtures.py
 
 clean:
-	rm -rf $(BUILD_DIR) $(BUILD_DIR)-asan $(BUILD_DIR)-tsan build-fuzz
+	rm -rf $(BUILD_DIR) $(BUILD_DIR)-tsan build-fuzz

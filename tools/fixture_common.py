@@ -11,7 +11,8 @@ FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
 
 def save(directory, name, array, dtype=np.float32):
     os.makedirs(directory, exist_ok=True)
-    np.save(os.path.join(directory, name + ".npy"), np.ascontiguousarray(array, dtype=dtype))
+    # asarray, not ascontiguousarray, which makes a scalar (Normalization's count) 1-D.
+    np.save(os.path.join(directory, name + ".npy"), np.asarray(array, dtype=dtype, order="C"))
 
 
 def read_idx(path):

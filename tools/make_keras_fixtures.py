@@ -41,6 +41,10 @@
             DepthwiseConv2D (depth multiplier 2, strided), a dilated grouped Conv2D,
             ReLU(max_value=6), LeakyReLU, and activations that run after their kernel (swish,
             gelu, hard_silu) or fuse (relu6, elu); model.keras, model.h5 and predictions.npy.
+  parity_convnext/
+            the layers of keras.applications' ConvNeXt (convnext_model): Normalization adapted
+            and given, LayerNormalization, Dense on 4-D inputs, LayerScale, `x + y`;
+            model.keras, model.h5 and predictions.npy.
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
             accuracy, the recipe's pipeline from_tensor_slices.shuffle(10000).batch(512)
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
@@ -196,6 +200,44 @@ def mobile_model():
     return compiled(keras.Model(inputs, outputs, name="mobile"))
 
 
+def convnext_model(adapt_to):
+    """A ConvNeXt-style block, the layers keras.applications' ConvNeXt is made of: an adapted
+    Normalization (mean, variance and count as weights), a Normalization given its statistics
+    (in the config), a patchify Conv2D, a depthwise Conv2D (groups = channels),
+    LayerNormalization on 4-D and 2-D inputs, Dense on 4-D inputs, gelu, ConvNeXt's own
+    LayerScale, and `shortcut + x` (an op, keras.src.ops.numpy.Add, not a layer). Every
+    LayerNormalization's gamma and beta random; LayerScale's init_values 0.5."""
+    from keras.src.applications.convnext import LayerScale
+    inputs = keras.Input(shape=(28, 28, 1))
+    adapted = keras.layers.Normalization()
+    adapted.adapt(adapt_to)
+    x = adapted(inputs)
+    x = keras.layers.Conv2D(16, 4, strides=4)(x)
+    rng = np.random.RandomState(5)
+    x = keras.layers.Normalization(mean=rng.uniform(-0.5, 0.5, 16).tolist(),
+                                   variance=rng.uniform(0.5, 2.0, 16).tolist())(x)
+    shortcut = x
+    x = keras.layers.Conv2D(16, 3, padding="same", groups=16)(x)
+    x = keras.layers.LayerNormalization(epsilon=1e-6)(x)
+    x = keras.layers.Dense(64)(x)
+    x = keras.layers.Activation("gelu")(x)
+    x = keras.layers.Dense(16)(x)
+    x = LayerScale(0.5, 16)(x)
+    x = shortcut + x
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    x = keras.layers.LayerNormalization(center=False)(x)
+    outputs = keras.layers.Dense(10, activation="softmax")(x)
+    model = keras.Model(inputs, outputs, name="convnext")
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.LayerNormalization):
+            for attribute, (low, high) in {"gamma": (0.5, 1.5), "beta": (-0.5, 0.5)}.items():
+                weight = getattr(layer, attribute, None)
+                if weight is not None:
+                    weight.assign(rng.uniform(low, high, weight.shape).astype(np.float32))
+    # A larger Adam epsilon for the normalizations' cancellation, as for batchnorm_model.
+    return compiled(model, optimizer=keras.optimizers.Adam(epsilon=1e-3))
+
+
 def write_synchronized_batchnorm_config():
     """parity_batchnorm/model_synchronized.json: that model with synchronized=True in every
     BatchNormalization, as Keras writes it (for the distributed tests)."""
@@ -346,6 +388,7 @@ def main():
     parity(train, batchnorm_model, "parity_batchnorm", save_model=True)
     write_synchronized_batchnorm_config()
     parity(train, mobile_model, "parity_mobile", save_model=True)
+    parity(train, lambda: convnext_model(train[0][:1024]), "parity_convnext", save_model=True)
     if not args.skip_curve:
         curve(train, test)
 

@@ -16,7 +16,7 @@ const char* error_code_name(ErrorCode code) {
 }
 
 Error::Error(ErrorCode code, const std::string& message)
-    : std::runtime_error(std::string(error_code_name(code)) + ": " + message), code_(code) {}
+    : std::runtime_error(std::string(error_code_name(code)) + ": " + message), code_(code), message_(message) {}
 
 void check_argument(bool condition, const std::string& message) {
   if (!condition) throw Error(ErrorCode::invalid_argument, message);

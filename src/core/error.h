@@ -22,9 +22,13 @@ class Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message);
   ErrorCode code() const { return code_; }
+  /// The message without the code's name (what() has both): for an error that adds context
+  /// to another, Error(error.code(), context + error.message()).
+  const std::string& message() const { return message_; }
 
  private:
   ErrorCode code_;
+  std::string message_;
 };
 
 /// Throws Error(invalid_argument, message) unless `condition` holds.

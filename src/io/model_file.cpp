@@ -134,6 +134,27 @@ std::vector<std::pair<std::string, Variable*>> member_weights(const models::Mode
   return weights;
 }
 
+/// A weight as Keras stores it: float32 in Keras' layout, or an int64 scalar for Keras'
+/// integer variables (Normalization's count).
+void write_weight(const Hdf5Object& group, const std::string& name, const Variable& weight) {
+  Tensor value = weight.read();
+  if (weight.integer()) {
+    group.write_int64_scalar(name, int64_t(value.data<float>()[0]));
+  } else {
+    group.write_dataset(name, value.shape(), value.data<float>());
+  }
+}
+
+void read_weight(const StoredGroup& group, const std::string& name, Variable& weight) {
+  if (weight.integer()) {
+    Tensor value(Shape{});
+    value.data<float>()[0] = float(group.read_int64_scalar(name));
+    weight.assign(value);
+  } else {
+    weight.assign(group.read_dataset(name, weight.shape()));
+  }
+}
+
 void write_weights(const models::Model& model, const Hdf5Object& file) {
   Hdf5Object group = file.create_group("model_weights");
   group.write_string_attribute("backend", "tensorflow");
@@ -152,8 +173,7 @@ void write_weights(const models::Model& model, const Hdf5Object& file) {
         if (layer->weights().empty()) continue;
         Hdf5Object layer_group = prefix_group.create_group(layer->name());
         for (const Variable* weight : std::as_const(*layer).weights()) {
-          Tensor value = weight->read();
-          layer_group.write_dataset(weight->name(), value.shape(), value.data<float>());
+          write_weight(layer_group, weight->name(), *weight);
         }
       }
       for (const auto& [name, weight] : weights) names.push_back(name);
@@ -238,7 +258,7 @@ void read_weights(models::Model& model, const StoredGroup& file) {
                                             std::to_string(weights.size()));
     }
     for (size_t i = 0; i < weights.size(); ++i) {
-      weights[i].second->assign(file_layers[l]->read_dataset(names[i], weights[i].second->shape()));
+      read_weight(*file_layers[l], names[i], *weights[i].second);
     }
   }
 }
@@ -267,10 +287,6 @@ void read_optimizer(models::Model& model, const StoredGroup& file) {
   }
 }
 
-/// Compiles `model` as its file's compile config says. Returns false when the config names no
-/// optimizer: Keras 3 writes none for a string optimizer (compile(optimizer="adam")); as Keras'
-/// load_model does, the model then gets Keras' default, RMSprop, with a warning, and the file's
-/// optimizer variables are not read.
 /// A loss from Keras' config: a name or a {"class_name", "config"} object.
 std::shared_ptr<losses::Loss> loss_from(const json& loss) {
   check_argument(loss.is_string() || loss.is_object(), "a loss in the compile config is malformed: " +
@@ -382,8 +398,7 @@ void write_keras3_layers(const models::Model& model, const Hdf5Object& group) {
     if (member.model) continue;
     int index = 0;
     for (const Variable* weight : std::as_const(*member.layer).weights()) {
-      Tensor value = weight->read();
-      vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>());
+      write_weight(vars, std::to_string(index++), *weight);
     }
   }
 }
@@ -401,7 +416,7 @@ void read_keras3_layers(const models::Model& model, const StoredGroup& group) {
     if (weights.empty()) continue;
     const StoredGroup& vars = layers.open_group(keys[l] + "/vars");
     for (size_t i = 0; i < weights.size(); ++i) {
-      weights[i]->assign(vars.read_dataset(std::to_string(i), weights[i]->shape()));
+      read_weight(vars, std::to_string(i), *weights[i]);
     }
     if (vars.has_child(std::to_string(weights.size()))) {
       throw Error(ErrorCode::data_loss, vars.path() + " holds more weights than layer '" + member.name() + "' has");
@@ -471,7 +486,7 @@ void add_keras_modules(json& config) {
     const std::string class_name = layer.at("class_name");
     if (class_name == "Sequential" || class_name == "Functional") {
       add_keras_modules(layer);
-    } else {
+    } else if (!layer.contains("module")) {  // keras.layers' own (others name theirs)
       layer["module"] = "keras.layers";
       layer["registered_name"] = nullptr;
     }
@@ -515,11 +530,12 @@ std::unique_ptr<models::Model> load_keras_archive(const std::string& path) {
   bool with_optimizer = true;
   try {
     model = models::from_config(config);
-    if (config.contains("compile_config") && !config.at("compile_config").is_null()) {
+    // A model saved before compile() has an empty compile config: it loads uncompiled.
+    if (config.contains("compile_config") && !config.at("compile_config").empty()) {
       with_optimizer = compile_from(*model, config.at("compile_config"), path);
     }
   } catch (const Error& error) {
-    throw Error(error.code(), path + ": " + error.what());
+    throw Error(error.code(), path + ": " + error.message());
   } catch (const json::exception& error) {
     throw Error(ErrorCode::data_loss, path + ": the model config is malformed: " + error.what());
   }
@@ -532,7 +548,7 @@ std::unique_ptr<models::Model> load_keras_archive(const std::string& path) {
     read_keras3_weights(*model, read_stored_file(weights.path), with_optimizer);
   } catch (const Error& error) {
     // Name the user's file, not the scratch copy the archive's weights were read from.
-    std::string message = error.what();
+    std::string message = error.message();
     for (size_t at; (at = message.find(weights.path)) != std::string::npos;) {
       message.replace(at, weights.path.size(), path + ":model.weights.h5");
     }
@@ -553,7 +569,7 @@ std::unique_ptr<models::Model> load_model_json(const std::string& path) {
   try {
     return models::from_config(config);
   } catch (const Error& error) {
-    throw Error(error.code(), path + ": " + error.what());
+    throw Error(error.code(), path + ": " + error.message());
   } catch (const json::exception& error) {
     throw Error(ErrorCode::data_loss, path + ": the model config is malformed: " + error.what());
   }
@@ -641,7 +657,7 @@ std::unique_ptr<models::Model> load_model(const std::string& path) {
   try {
     model = models::from_config(config);
   } catch (const Error& error) {
-    throw Error(error.code(), path + ": " + error.what());
+    throw Error(error.code(), path + ": " + error.message());
   } catch (const json::exception& error) {
     throw Error(ErrorCode::data_loss, path + ": the model config is malformed: " + error.what());
   }

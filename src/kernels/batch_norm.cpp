@@ -5,39 +5,12 @@
 
 namespace tenfold::kernels {
 
-namespace {
-
-// Rows per chunk of the per-channel sums: big enough to amortise the chunk's bookkeeping,
-// small enough to give every thread several chunks.
-constexpr int64_t kChunkRows = 512;
-
-int64_t chunk_count(int64_t rows) { return (rows + kChunkRows - 1) / kChunkRows; }
-
-}  // namespace
-
 BatchNormKernel::BatchNormKernel(const BatchNormGeometry& g)
     : g_(g),
-      partial_(size_t(chunk_count(g.rows) * 2 * g.channels)),
+      sums_(g.rows, 2 * g.channels),
       a_(size_t(g.channels)),
       b_(size_t(g.channels)),
       offset_(size_t(g.channels)) {}
-
-template <typename Add>
-void BatchNormKernel::channel_sums(int terms, const Add& add, double* sums) {
-  const int64_t chunks = chunk_count(g_.rows), width = terms * g_.channels;
-#pragma omp parallel for schedule(static)
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    double* partial = partial_.data() + chunk * width;
-    std::fill(partial, partial + width, 0.0);
-    const int64_t end = std::min(g_.rows, (chunk + 1) * kChunkRows);
-    for (int64_t row = chunk * kChunkRows; row < end; ++row) add(row, partial);
-  }
-  std::fill(sums, sums + width, 0.0);
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const double* partial = partial_.data() + chunk * width;
-    for (int64_t i = 0; i < width; ++i) sums[i] += partial[i];
-  }
-}
 
 void BatchNormKernel::per_channel_affine(const float* first, const float* second, float* dst) const {
   const int64_t channels = g_.channels;
@@ -59,7 +32,7 @@ void BatchNormKernel::forward_sums(const float* src, double* sums) {
   const int64_t channels = g_.channels;
   // Sums of x and x^2, one pass: in double the cancellation in E[x^2] - E[x]^2 costs nothing
   // a float input can show.
-  channel_sums(2, [&](int64_t row, double* partial) {
+  sums_.run(2 * channels, [&](int64_t row, double* partial) {
     const float* x = src + row * channels;
     double* squares = partial + channels;
     for (int64_t c = 0; c < channels; ++c) {
@@ -89,7 +62,7 @@ void BatchNormKernel::normalize(const float* src, const float* mean, const float
 
 void BatchNormKernel::backward_sums(const float* src, const float* diff_dst, double* sums) {
   const int64_t channels = g_.channels;
-  channel_sums(2, [&](int64_t row, double* partial) {
+  sums_.run(2 * channels, [&](int64_t row, double* partial) {
     const float* dy = diff_dst + row * channels;
     const float* x = src + row * channels;
     double* products = partial + channels;

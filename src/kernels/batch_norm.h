@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/column_sums.h"
+
 namespace tenfold::kernels {
 
 struct BatchNormGeometry {
@@ -49,15 +51,11 @@ class BatchNormKernel {
   int64_t rows() const { return g_.rows; }
 
  private:
-  /// sums[k * channels + c] for k < terms: per-channel sums over rows of what `add(row, sums)`
-  /// adds, accumulated per chunk of rows (in parallel), then over chunks in order.
-  template <typename Add>
-  void channel_sums(int terms, const Add& add, double* sums);
   /// dst[r, c] = a_[c] * first[r, c] + b_[c] * second[r, c] + offset_[c]; second may be null.
   void per_channel_affine(const float* first, const float* second, float* dst) const;
 
   BatchNormGeometry g_;
-  std::vector<double> partial_;  // per chunk of rows: its sums
+  ChunkedColumnSums sums_;  // two sums per channel
   std::vector<float> a_, b_, offset_;  // per-channel coefficients of the elementwise pass
 };
 

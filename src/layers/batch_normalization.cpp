@@ -11,10 +11,6 @@ namespace {
 using kernels::BatchNormGeometry;
 using kernels::BatchNormKernel;
 
-const float* data_or_null(const Variable* variable) {
-  return variable ? variable->value().data<float>() : nullptr;
-}
-
 class BatchNormStep : public LayerStep {
  public:
   /// `batch_statistics`: training normalises with the batch's statistics (a trainable layer);
@@ -107,10 +103,6 @@ BatchNormalization::BatchNormalization(const BatchNormalizationOptions& options)
                  "BatchNormalization momentum must be in [0, 1], got " + std::to_string(options.momentum));
   check_argument(options.epsilon > 0,
                  "BatchNormalization epsilon must be positive, got " + std::to_string(options.epsilon));
-  for (const std::string& name : {options.beta_initializer, options.gamma_initializer,
-                                  options.moving_mean_initializer, options.moving_variance_initializer}) {
-    Initializer{name};  // validates the names early
-  }
 }
 
 Shape BatchNormalization::compute_output_shape(const Shape& input_shape) const {
@@ -127,12 +119,12 @@ Shape BatchNormalization::compute_output_shape(const Shape& input_shape) const {
 void BatchNormalization::build_weights(const Shape& input_shape, Random& random) {
   compute_output_shape(input_shape);
   const Shape channels{input_shape[input_shape.rank() - 1]};
-  if (options_.scale) gamma_ = &add_weight("gamma", channels, Initializer(options_.gamma_initializer), random);
-  if (options_.center) beta_ = &add_weight("beta", channels, Initializer(options_.beta_initializer), random);
-  moving_mean_ = &add_weight("moving_mean", channels, Initializer(options_.moving_mean_initializer),
+  if (options_.scale) gamma_ = &add_weight("gamma", channels, options_.gamma_initializer, random);
+  if (options_.center) beta_ = &add_weight("beta", channels, options_.beta_initializer, random);
+  moving_mean_ = &add_weight("moving_mean", channels, options_.moving_mean_initializer,
                              random, nullptr, /*trainable=*/false);
   moving_variance_ = &add_weight("moving_variance", channels,
-                                 Initializer(options_.moving_variance_initializer), random, nullptr,
+                                 options_.moving_variance_initializer, random, nullptr,
                                  /*trainable=*/false);
 }
 
@@ -168,10 +160,10 @@ nlohmann::json BatchNormalization::get_config() const {
   config["epsilon"] = options_.epsilon;
   config["center"] = options_.center;
   config["scale"] = options_.scale;
-  config["beta_initializer"] = Initializer(options_.beta_initializer).get_config();
-  config["gamma_initializer"] = Initializer(options_.gamma_initializer).get_config();
-  config["moving_mean_initializer"] = Initializer(options_.moving_mean_initializer).get_config();
-  config["moving_variance_initializer"] = Initializer(options_.moving_variance_initializer).get_config();
+  config["beta_initializer"] = options_.beta_initializer.get_config();
+  config["gamma_initializer"] = options_.gamma_initializer.get_config();
+  config["moving_mean_initializer"] = options_.moving_mean_initializer.get_config();
+  config["moving_variance_initializer"] = options_.moving_variance_initializer.get_config();
   for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}) {
     config[key] = nullptr;
   }

@@ -21,10 +21,10 @@ struct BatchNormalizationOptions {
   double epsilon = 1e-3;
   bool center = true;
   bool scale = true;
-  std::string beta_initializer = "zeros";
-  std::string gamma_initializer = "ones";
-  std::string moving_mean_initializer = "zeros";
-  std::string moving_variance_initializer = "ones";
+  Initializer beta_initializer = "zeros";
+  Initializer gamma_initializer = "ones";
+  Initializer moving_mean_initializer = "zeros";
+  Initializer moving_variance_initializer = "ones";
   bool synchronized = false;
   std::string name;
 };

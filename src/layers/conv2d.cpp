@@ -40,8 +40,6 @@ Conv2D::Conv2D(const Conv2DOptions& options, int64_t depth_multiplier)
   const bool strided = options.strides[0] > 1 || options.strides[1] > 1;
   check_argument(!(dilated && strided), what + ": strides > 1 together with dilation_rate > 1 is "
                                                "not supported (nor in Keras)");
-  Initializer(options.kernel_initializer);  // validates the names early
-  Initializer(options.bias_initializer);
 }
 
 kernels::WindowGeometry Conv2D::geometry(const Shape& input_shape) const {
@@ -74,9 +72,9 @@ void Conv2D::build_weights(const Shape& input_shape, Random& random) {
                                  ? Shape{g.window_height, g.window_width, g.in_channels, depth_multiplier_}
                                  : Shape{g.window_height, g.window_width, g.in_channels / g.groups, g.out_channels};
   add_weight("kernel", kernel_shape,
-             Initializer(options_.kernel_initializer), random, kernel_layout_);
+             options_.kernel_initializer, random, kernel_layout_);
   if (options_.use_bias) {
-    add_weight("bias", {g.out_channels}, Initializer(options_.bias_initializer), random);
+    add_weight("bias", {g.out_channels}, options_.bias_initializer, random);
   }
 }
 
@@ -117,7 +115,7 @@ nlohmann::json DepthwiseConv2D::get_config() const {
     config.erase(key);
   }
   config["depth_multiplier"] = depth_multiplier();
-  config["depthwise_initializer"] = Initializer(options().kernel_initializer).get_config();
+  config["depthwise_initializer"] = options().kernel_initializer.get_config();
   config["depthwise_regularizer"] = nullptr;
   config["depthwise_constraint"] = nullptr;
   return config;

@@ -17,8 +17,8 @@ struct Conv2DOptions {
   int64_t groups = 1;
   std::string activation = "linear";
   bool use_bias = true;
-  std::string kernel_initializer = "glorot_uniform";
-  std::string bias_initializer = "zeros";
+  Initializer kernel_initializer = "glorot_uniform";
+  Initializer bias_initializer = "zeros";
   std::string name;
 };
 

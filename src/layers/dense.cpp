@@ -14,8 +14,6 @@ Dense::Dense(const DenseOptions& options)
       activation_(kernels::parse_activation(options.activation)) {
   check_argument(options.units > 0,
                  "Dense units must be positive, got " + std::to_string(options.units));
-  Initializer(options.kernel_initializer);  // validates the names early
-  Initializer(options.bias_initializer);
 }
 
 Shape Dense::compute_output_shape(const Shape& input_shape) const {
@@ -31,9 +29,9 @@ void Dense::build_weights(const Shape& input_shape, Random& random) {
   compute_output_shape(input_shape);  // validates the rank
   int64_t in = input_shape[input_shape.rank() - 1];
   // The kernel stays in Keras' layout (see kernels/onednn/dense.h).
-  add_weight("kernel", {in, options_.units}, Initializer(options_.kernel_initializer), random);
+  add_weight("kernel", {in, options_.units}, options_.kernel_initializer, random);
   if (options_.use_bias) {
-    add_weight("bias", {options_.units}, Initializer(options_.bias_initializer), random);
+    add_weight("bias", {options_.units}, options_.bias_initializer, random);
   }
 }
 

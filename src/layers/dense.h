@@ -9,8 +9,8 @@ struct DenseOptions {
   int64_t units = 0;
   std::string activation = "linear";
   bool use_bias = true;
-  std::string kernel_initializer = "glorot_uniform";
-  std::string bias_initializer = "zeros";
+  Initializer kernel_initializer = "glorot_uniform";
+  Initializer bias_initializer = "zeros";
   std::string name;
 };
 

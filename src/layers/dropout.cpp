@@ -14,11 +14,15 @@ namespace {
 /// a replica's masks do not depend on which thread compiled first.
 class DropoutStep : public LayerStep {
  public:
-  DropoutStep(float rate, uint64_t key, const Shape& shape)
+  /// `noise_strides`: empty (one draw per element), or per axis of `shape` the stride of that
+  /// axis in the drawn noise (0 along the axes a draw is shared over).
+  DropoutStep(float rate, uint64_t key, const Shape& shape, std::vector<int64_t> noise_strides, int64_t noise_size)
       : rate_(rate),
         keep_threshold_(uint32_t(double(rate) * double(1u << 24))),
         key_(key),
-        mask_(shape) {}
+        mask_(shape),
+        noise_strides_(std::move(noise_strides)),
+        noise_(Shape{noise_size}) {}
 
   void forward(const Tensor& input, Tensor& output, bool training) override {
     const float* x = input.data<float>();
@@ -29,16 +33,24 @@ class DropoutStep : public LayerStep {
       mask_active_ = false;
       return;
     }
-    // Element i keeps when its 24 random bits, uniform in [0, 2^24), reach rate * 2^24: the
-    // same test as uniform() >= rate. Counter-based, so the loop vectorizes.
     const uint64_t call_key = Random::mix(key_ + Random::increment * ++calls_);
-    const float scale = 1.0f / (1.0f - rate_);
     float* mask = mask_.data<float>();
-    for (int64_t i = 0; i < count; ++i) {
-      uint32_t bits = uint32_t(Random::mix(call_key + Random::increment * uint64_t(i)) >> 40);
-      mask[i] = bits >= keep_threshold_ ? scale : 0.0f;
-      y[i] = x[i] * mask[i];
+    if (noise_strides_.empty()) {
+      draw(call_key, mask, count);
+    } else {
+      float* noise = noise_.data<float>();
+      draw(call_key, noise, noise_.num_elements());
+      const Shape& shape = mask_.shape();
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t rest = i, at = 0;
+        for (int64_t axis = shape.rank(); axis-- > 0;) {
+          at += (rest % shape[axis]) * noise_strides_[size_t(axis)];
+          rest /= shape[axis];
+        }
+        mask[i] = noise[at];
+      }
     }
+    for (int64_t i = 0; i < count; ++i) y[i] = x[i] * mask[i];
     mask_active_ = true;
   }
 
@@ -57,18 +69,31 @@ class DropoutStep : public LayerStep {
   }
 
  private:
+  /// mask[i] = 1 / (1 - rate) or 0: kept when its 24 random bits, uniform in [0, 2^24), reach
+  /// rate * 2^24 (the same test as uniform() >= rate). Counter-based, so the loop vectorizes.
+  void draw(uint64_t call_key, float* mask, int64_t count) const {
+    const float scale = 1.0f / (1.0f - rate_);
+    for (int64_t i = 0; i < count; ++i) {
+      uint32_t bits = uint32_t(Random::mix(call_key + Random::increment * uint64_t(i)) >> 40);
+      mask[i] = bits >= keep_threshold_ ? scale : 0.0f;
+    }
+  }
+
   float rate_;
   uint32_t keep_threshold_;
   uint64_t key_;
   uint64_t calls_ = 0;
   Tensor mask_;
+  std::vector<int64_t> noise_strides_;
+  Tensor noise_;  // the draws, with a noise_shape
   bool mask_active_ = false;
 };
 
 }  // namespace
 
-Dropout::Dropout(float rate, std::optional<uint64_t> seed, const std::string& name)
-    : Layer("dropout", name), rate_(rate), seed_(seed) {
+Dropout::Dropout(float rate, std::optional<uint64_t> seed, const std::string& name,
+                 std::vector<std::optional<int64_t>> noise_shape)
+    : Layer("dropout", name), rate_(rate), seed_(seed), noise_shape_(std::move(noise_shape)) {
   check_argument(rate >= 0.0f && rate < 1.0f,
                  "Dropout rate must be in [0, 1), got " + std::to_string(rate));
 }
@@ -78,14 +103,36 @@ std::unique_ptr<LayerStep> Dropout::compile(const Shape& input_shape, const Comp
   for (uint64_t part : {uint64_t(options.worker), uint64_t(options.replica), uint64_t(input_shape[0])}) {
     key = Random::mix(key ^ Random::mix(part + Random::increment));
   }
-  return std::make_unique<DropoutStep>(rate_, key, input_shape);
+  if (noise_shape_.empty()) return std::make_unique<DropoutStep>(rate_, key, input_shape, std::vector<int64_t>{}, 0);
+  check_argument(int64_t(noise_shape_.size()) == input_shape.rank(),
+                 "Dropout '" + name() + "': noise_shape has " + std::to_string(noise_shape_.size()) +
+                     " entries for inputs of rank " + std::to_string(input_shape.rank()) + " (batch included)");
+  std::vector<int64_t> strides(size_t(input_shape.rank()));
+  int64_t noise_size = 1;
+  for (int64_t axis = input_shape.rank(); axis-- > 0;) {
+    const int64_t dim = noise_shape_[size_t(axis)].value_or(input_shape[axis]);
+    check_argument(dim == input_shape[axis] || dim == 1,
+                   "Dropout '" + name() + "': noise_shape entry " + std::to_string(dim) + " for axis " +
+                       std::to_string(axis) + " of size " + std::to_string(input_shape[axis]) +
+                       " must be None, the size, or 1");
+    strides[size_t(axis)] = dim == 1 ? 0 : noise_size;
+    noise_size *= dim;
+  }
+  return std::make_unique<DropoutStep>(rate_, key, input_shape, std::move(strides), noise_size);
 }
 
 nlohmann::json Dropout::get_config() const {
   nlohmann::json config = Layer::get_config();
   config["rate"] = rate_;
   config["seed"] = seed_ ? nlohmann::json(*seed_) : nlohmann::json(nullptr);
-  config["noise_shape"] = nullptr;
+  if (noise_shape_.empty()) {
+    config["noise_shape"] = nullptr;
+  } else {
+    config["noise_shape"] = nlohmann::json::array();
+    for (const std::optional<int64_t>& dim : noise_shape_) {
+      config["noise_shape"].push_back(dim ? nlohmann::json(*dim) : nlohmann::json(nullptr));
+    }
+  }
   return config;
 }
 

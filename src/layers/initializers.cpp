@@ -24,9 +24,7 @@ Fans compute_fans(const Shape& shape) {
           double(shape[shape.rank() - 1]) * receptive_field};
 }
 
-/// A Keras initializer: its snake_case name, class name, and the arguments Tenfold draws with
-/// (Keras' defaults). The variance-scaling family draws with scale / fan (mode), from a
-/// uniform or a normal truncated at two standard deviations (distribution).
+/// A Keras initializer: its snake_case name, class name, and Keras' default arguments.
 struct Builtin {
   const char* name;
   const char* class_name;
@@ -50,6 +48,8 @@ const std::vector<Builtin>& builtins() {
       {"random_normal", "RandomNormal", {{"mean", 0.0}, {"stddev", 0.05}}},
       {"random_uniform", "RandomUniform", {{"minval", -0.05}, {"maxval", 0.05}}},
       {"truncated_normal", "TruncatedNormal", {{"mean", 0.0}, {"stddev", 0.05}}},
+      {"orthogonal", "Orthogonal", {{"gain", 1.0}}},
+      {"identity", "Identity", {{"gain", 1.0}}},
       {"zeros", "Zeros", json::object()},
       {"ones", "Ones", json::object()},
       {"constant", "Constant", {{"value", 0.0}}},
@@ -60,89 +60,163 @@ const std::vector<Builtin>& builtins() {
 const Builtin& builtin(const std::string& name) {
   std::string known;
   for (const Builtin& b : builtins()) {
-    if (name == b.name || name == b.class_name) return b;
+    // Keras 2 names a few differently: IdentityInitializer, OrthogonalInitializer.
+    if (name == b.name || name == b.class_name || name == std::string(b.class_name) + "Initializer") return b;
     known += std::string(known.empty() ? "" : ", ") + b.name;
   }
   throw Error(ErrorCode::invalid_argument,
               "initializer '" + name + "' is not supported; use one of " + known);
 }
 
-/// (scale, mode, distribution) of the variance-scaling initializers.
-struct VarianceScaling {
-  double scale;
-  const char* mode;
-  const char* distribution;
-};
-
-std::optional<VarianceScaling> variance_scaling(const std::string& name) {
-  if (name == "glorot_uniform") return VarianceScaling{1, "fan_avg", "uniform"};
-  if (name == "glorot_normal") return VarianceScaling{1, "fan_avg", "truncated_normal"};
-  if (name == "he_uniform") return VarianceScaling{2, "fan_in", "uniform"};
-  if (name == "he_normal") return VarianceScaling{2, "fan_in", "truncated_normal"};
-  if (name == "lecun_uniform") return VarianceScaling{1, "fan_in", "uniform"};
-  if (name == "lecun_normal") return VarianceScaling{1, "fan_in", "truncated_normal"};
-  if (name == "variance_scaling") return VarianceScaling{1, "fan_in", "truncated_normal"};
+/// (scale, mode, distribution) of the named members of the variance-scaling family.
+std::optional<nlohmann::json> variance_scaling(const std::string& name) {
+  auto family = [](double scale, const char* mode, const char* distribution) {
+    return nlohmann::json{{"scale", scale}, {"mode", mode}, {"distribution", distribution}};
+  };
+  if (name == "glorot_uniform") return family(1, "fan_avg", "uniform");
+  if (name == "glorot_normal") return family(1, "fan_avg", "truncated_normal");
+  if (name == "he_uniform") return family(2, "fan_in", "uniform");
+  if (name == "he_normal") return family(2, "fan_in", "truncated_normal");
+  if (name == "lecun_uniform") return family(1, "fan_in", "uniform");
+  if (name == "lecun_normal") return family(1, "fan_in", "truncated_normal");
   return std::nullopt;
 }
 
 /// A standard normal (Box-Muller on the seeded generator), redrawn beyond 2 when truncated.
-float normal(Random& random, bool truncated) {
+double normal(Random& random, bool truncated) {
   while (true) {
     const double u = 1.0 - double(random.uniform()), v = double(random.uniform());
     const double z = std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
-    if (!truncated || std::abs(z) <= 2.0) return float(z);
+    if (!truncated || std::abs(z) <= 2.0) return z;
   }
 }
 
 }  // namespace
 
-std::string Initializer::unsupported_setting(const std::string& name, const nlohmann::json& config) {
-  const Builtin& b = builtin(name);
-  for (const auto& [key, value] : config.items()) {
+Initializer::Initializer(const std::string& name) : name_(builtin(name).name), arguments_(builtin(name).config) {}
+
+Initializer Initializer::from_config(const nlohmann::json& config) {
+  check_argument(config.is_object() && config.contains("class_name") && config.at("class_name").is_string(),
+                 "an initializer must be a name or {\"class_name\": ...}, got " + config.dump().substr(0, 200));
+  Initializer initializer(config.at("class_name").get<std::string>());
+  const Builtin& b = builtin(initializer.name_);
+  const nlohmann::json arguments = config.value("config", nlohmann::json::object());
+  for (const auto& [key, value] : arguments.items()) {
     if (key == "seed") continue;  // Tenfold draws from its own seeded generator
-    if (!b.config.contains(key)) return key + " " + value.dump() + " is not an argument of " + b.class_name;
-    if (value != b.config.at(key)) {
-      return key + " " + value.dump() + " is not supported: Tenfold's " + b.class_name + " has " + key + " " +
-             b.config.at(key).dump() + " (Keras' default)";
-    }
+    check_argument(b.config.contains(key), key + " " + value.dump() + " is not an argument of " + b.class_name);
+    // input_axes / output_axes other than null (the last two axes) are not implemented.
+    check_argument(!b.config.at(key).is_null() || value.is_null(),
+                   key + " " + value.dump() + " is not supported: Tenfold's " + b.class_name +
+                       " computes fans over the last two axes (null)");
+    check_argument(value.is_null() || value.type() == b.config.at(key).type() ||
+                       (value.is_number() && b.config.at(key).is_number()),
+                   key + " " + value.dump() + " has the wrong type for " + b.class_name);
+    initializer.arguments_[key] = value;
   }
-  return "";
+  if (initializer.name_ == "variance_scaling") {
+    const std::string mode = initializer.arguments_.at("mode"), distribution = initializer.arguments_.at("distribution");
+    check_argument(mode == "fan_in" || mode == "fan_out" || mode == "fan_avg",
+                   "mode \"" + mode + "\" is not one of VarianceScaling's fan_in, fan_out, fan_avg");
+    check_argument(distribution == "truncated_normal" || distribution == "untruncated_normal" ||
+                       distribution == "normal" || distribution == "uniform",
+                   "distribution \"" + distribution + "\" is not one of VarianceScaling's truncated_normal, "
+                   "untruncated_normal, uniform");
+  }
+  return initializer;
 }
 
-Initializer::Initializer(const std::string& name) : name_(builtin(name).name) {}
+Initializer Initializer::constant(double value) {
+  Initializer initializer("constant");
+  initializer.arguments_["value"] = value;
+  return initializer;
+}
 
 void Initializer::fill(Tensor& value, Random& random) const {
   std::span<float> values = value.values<float>();
   if (name_ == "zeros" || name_ == "ones" || name_ == "constant") {
-    for (float& v : values) v = name_ == "ones" ? 1.0f : 0.0f;
+    const float constant = name_ == "ones" ? 1.0f : name_ == "zeros" ? 0.0f : float(argument("value"));
+    for (float& v : values) v = constant;
     return;
   }
   if (name_ == "random_uniform") {
-    for (float& v : values) v = random.uniform(-0.05f, 0.05f);
+    for (float& v : values) v = random.uniform(float(argument("minval")), float(argument("maxval")));
     return;
   }
   if (name_ == "random_normal" || name_ == "truncated_normal") {
-    for (float& v : values) v = 0.05f * normal(random, name_ == "truncated_normal");
+    const double mean = argument("mean"), stddev = argument("stddev");
+    for (float& v : values) v = float(mean + stddev * normal(random, name_ == "truncated_normal"));
     return;
   }
-  const VarianceScaling vs = *variance_scaling(name_);
+  if (name_ == "identity") {
+    check_argument(value.shape().rank() == 2, "the Identity initializer makes 2-D weights, not " +
+                                                  value.shape().to_string());
+    for (float& v : values) v = 0.0f;
+    for (int64_t i = 0; i < std::min(value.shape()[0], value.shape()[1]); ++i) {
+      values[size_t(i * value.shape()[1] + i)] = float(argument("gain"));
+    }
+    return;
+  }
+  if (name_ == "orthogonal") {
+    fill_orthogonal(value, random);
+    return;
+  }
+  const nlohmann::json& vs = variance_scaling(name_) ? *variance_scaling(name_) : arguments_;
+  const double scale = vs.at("scale").get<double>();
+  const std::string mode = vs.at("mode"), distribution = vs.at("distribution");
   const Fans fans = compute_fans(value.shape());
-  const double fan = std::string(vs.mode) == "fan_in"    ? fans.in
-                     : std::string(vs.mode) == "fan_out" ? fans.out
-                                                         : (fans.in + fans.out) / 2;
-  if (std::string(vs.distribution) == "uniform") {
-    const double limit = std::sqrt(3.0 * vs.scale / fan);
+  const double fan = mode == "fan_in" ? fans.in : mode == "fan_out" ? fans.out : (fans.in + fans.out) / 2;
+  const double variance = scale / std::max(1.0, fan);
+  if (distribution == "uniform") {
+    const double limit = std::sqrt(3.0 * variance);
     for (float& v : values) v = random.uniform(float(-limit), float(limit));
     return;
   }
+  if (distribution == "untruncated_normal") {
+    for (float& v : values) v = float(std::sqrt(variance) * normal(random, false));
+    return;
+  }
   // Keras: the stddev of a normal truncated at 2 sigma is 0.8796 of the untruncated one.
-  const double stddev = std::sqrt(vs.scale / fan) / 0.87962566103423978;
-  for (float& v : values) v = float(stddev) * normal(random, true);
+  const double stddev = std::sqrt(variance) / 0.87962566103423978;
+  for (float& v : values) v = float(stddev * normal(random, true));
+}
+
+void Initializer::fill_orthogonal(Tensor& value, Random& random) const {
+  // Keras: a normal matrix of (rows = all axes but the last, columns = the last), made
+  // orthonormal by QR with the signs of R's diagonal taken out (which Gram-Schmidt's positive
+  // diagonal already does); transposed when there are fewer rows than columns.
+  check_argument(value.shape().rank() >= 2, "the Orthogonal initializer needs weights of rank 2 or more, not " +
+                                                value.shape().to_string());
+  const int64_t columns = value.shape()[value.shape().rank() - 1], rows = value.num_elements() / columns;
+  const int64_t n = std::max(rows, columns), k = std::min(rows, columns);
+  std::vector<double> q(size_t(n * k));  // k orthonormal vectors of length n
+  for (double& v : q) v = normal(random, false);
+  for (int64_t j = 0; j < k; ++j) {
+    double* vector = q.data() + j * n;
+    for (int64_t i = 0; i < j; ++i) {
+      const double* previous = q.data() + i * n;
+      double dot = 0;
+      for (int64_t e = 0; e < n; ++e) dot += vector[e] * previous[e];
+      for (int64_t e = 0; e < n; ++e) vector[e] -= dot * previous[e];
+    }
+    double norm = 0;
+    for (int64_t e = 0; e < n; ++e) norm += vector[e] * vector[e];
+    norm = std::sqrt(norm);
+    for (int64_t e = 0; e < n; ++e) vector[e] /= norm;
+  }
+  // Vector j is column j of the rows x columns matrix, or row j when there are fewer rows.
+  float* out = value.data<float>();
+  const double gain = argument("gain");
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < columns; ++c) {
+      const double v = rows >= columns ? q[size_t(c * n + r)] : q[size_t(r * n + c)];
+      out[r * columns + c] = float(gain * v);
+    }
+  }
 }
 
 nlohmann::json Initializer::get_config() const {
   const Builtin& b = builtin(name_);
-  nlohmann::json config = b.config;
+  nlohmann::json config = arguments_;
   if (name_ != "zeros" && name_ != "ones" && name_ != "constant") config["seed"] = nullptr;
   return {{"module", "keras.initializers"}, {"class_name", b.class_name},
           {"config", config}, {"registered_name", nullptr}};

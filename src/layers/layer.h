@@ -80,6 +80,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   /// Keras class name, e.g. "Conv2D".
   virtual std::string class_name() const = 0;
+  /// The Keras module of a class outside keras.layers, as Keras files name it
+  /// ("keras.src.applications.convnext" for LayerScale); empty for keras.layers' own.
+  virtual std::string keras_module() const { return ""; }
   const std::string& name() const { return name_; }
 
   /// Creates the weights for inputs of `input_shape` (batch dimension included, its value

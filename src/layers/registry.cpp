@@ -1,5 +1,7 @@
 #include "layers/registry.h"
 
+#include <set>
+
 #include "core/error.h"
 #include "layers/activation.h"
 #include "layers/batch_normalization.h"
@@ -9,7 +11,10 @@
 #include "layers/flatten.h"
 #include "layers/global_pooling.h"
 #include "layers/input.h"
+#include "layers/layer_normalization.h"
+#include "layers/layer_scale.h"
 #include "layers/merge.h"
+#include "layers/normalization.h"
 #include "layers/padding.h"
 #include "layers/pooling.h"
 #include "layers/rescaling.h"
@@ -54,6 +59,41 @@ Borders take_borders(const std::string& class_name, StrictConfig& config, const 
   }
   throw Error(ErrorCode::invalid_argument, class_name + " '" + config.name() + "': " + key + " " +
                                                value.dump() + " must be an integer, a pair, or a pair of pairs");
+}
+
+/// Normalization's mean or variance: null, a number, or a (nested) list of numbers.
+std::vector<double> flat_numbers(const json& value) {
+  std::vector<double> numbers;
+  if (value.is_number()) numbers.push_back(value.get<double>());
+  if (value.is_array()) {
+    for (const json& item : value) {
+      std::vector<double> inner = flat_numbers(item);
+      numbers.insert(numbers.end(), inner.begin(), inner.end());
+    }
+  }
+  return numbers;
+}
+
+/// Keras 3 files name each class's module: keras.layers' own, Keras ops on tensors recorded
+/// in a Functional graph (x + y), keras.applications' own layers. Anything else is user code,
+/// which a file cannot bring: refused, even when its class name matches a Keras layer's.
+void check_module(const json& layer, const std::string& class_name) {
+  const std::string module = layer.value("module", "");
+  if (module.starts_with("keras.src.ops.")) {
+    check_argument(is_tensor_op(class_name),
+                   "the Keras operation " + module + "." + class_name + " is not supported; Tenfold runs "
+                   "the operations Add, Subtract, Multiply, Maximum and Minimum on tensors of one shape");
+    return;
+  }
+  if (class_name == "LayerScale") {  // legacy .h5 files name no module
+    check_argument(module.empty() || module == "keras.src.applications.convnext",
+                   "layer class 'LayerScale' of module '" + module + "' is not keras.applications' ConvNeXt "
+                   "LayerScale (module keras.src.applications.convnext), the one Tenfold knows");
+    return;
+  }
+  check_argument(module.empty() || module == "keras.layers" || module.starts_with("keras.src.layers."),
+                 "layer class '" + class_name + "' of module '" + module + "' is user code (a custom layer), "
+                 "which Tenfold never runs from a model file: use Keras' built-in layers");
 }
 
 std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config) {
@@ -192,11 +232,41 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
         .name = name});
   }
   if (class_name == "Dropout") {
-    config.allow_null("noise_shape");
     json seed = config.take<json>("seed", nullptr);
+    std::vector<std::optional<int64_t>> noise;
+    for (const json& dim : config.take<std::vector<json>>("noise_shape", {})) {
+      noise.push_back(dim.is_null() ? std::nullopt : std::optional<int64_t>(dim.get<int64_t>()));
+    }
     return std::make_shared<Dropout>(
         config.take_required<float>("rate"),
-        seed.is_null() ? std::nullopt : std::optional<uint64_t>(seed.get<uint64_t>()), name);
+        seed.is_null() ? std::nullopt : std::optional<uint64_t>(seed.get<uint64_t>()), name, noise);
+  }
+  if (class_name == "LayerNormalization") {
+    for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}) {
+      config.allow_null(key);
+    }
+    config.allow_only("rms_scaling", {false}, "LayerNormalization subtracts the mean (rms_scaling=False)");
+    return std::make_shared<LayerNormalization>(LayerNormalizationOptions{
+        .axis = config.take_axis("axis", -1),
+        .epsilon = config.take("epsilon", 1e-3),
+        .center = config.take("center", true),
+        .scale = config.take("scale", true),
+        .beta_initializer = config.take_initializer("beta_initializer", "zeros"),
+        .gamma_initializer = config.take_initializer("gamma_initializer", "ones"),
+        .name = name});
+  }
+  if (class_name == "Normalization") {
+    NormalizationOptions options{.invert = config.take("invert", false), .name = name};
+    // Absent is Keras' default, -1; null is axis=None, one mean and variance for all values.
+    const bool all_values = config.contains("axis") && config.take<json>("axis", nullptr).is_null();
+    options.axis = all_values ? std::nullopt : std::optional<int64_t>(config.take_axis("axis", -1));
+    options.mean = flat_numbers(config.take<json>("mean", nullptr));
+    options.variance = flat_numbers(config.take<json>("variance", nullptr));
+    return std::make_shared<Normalization>(options);
+  }
+  if (class_name == "LayerScale") {
+    return std::make_shared<LayerScale>(config.take_required<double>("init_values"),
+                                        config.take_required<int64_t>("projection_dim"), name);
   }
   if (class_name == "InputLayer") {
     json shape = config.take<json>("batch_shape", nullptr);
@@ -213,8 +283,8 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
                   "' is not supported (Tenfold never runs code from a model file); supported: "
                   "InputLayer, Conv2D, DepthwiseConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
                   "GlobalMaxPooling2D, Flatten, Reshape, ZeroPadding2D, Cropping2D, UpSampling2D, "
-                  "Rescaling, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, Softmax, "
-                  "Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
+                  "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, "
+                  "Softmax, LayerNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }
 
 }  // namespace
@@ -223,11 +293,26 @@ std::shared_ptr<Layer> from_config(const json& layer) {
   check_argument(layer.is_object() && layer.contains("class_name") && layer.contains("config"),
                  "a layer config needs 'class_name' and 'config', got " + layer.dump().substr(0, 200));
   const std::string class_name = layer.at("class_name").get<std::string>();
+  check_module(layer, class_name);
   StrictConfig config(class_name, layer.at("config"));
   std::shared_ptr<Layer> result = build(class_name, config);
   config.finish();
   result->set_trainable(config.trainable());
   return result;
+}
+
+bool is_tensor_op(const std::string& class_name) {
+  static const std::set<std::string> ops = {"Add", "Subtract", "Multiply", "Maximum", "Minimum"};
+  return ops.count(class_name) == 1;
+}
+
+json to_config(const Layer& layer) {
+  json entry = {{"class_name", layer.class_name()}, {"config", layer.get_config()}};
+  if (!layer.keras_module().empty()) {
+    entry["module"] = layer.keras_module();
+    entry["registered_name"] = layer.class_name();
+  }
+  return entry;
 }
 
 }  // namespace tenfold::layers

@@ -78,17 +78,14 @@ std::string StrictConfig::take_activation() {
   return value->get<std::string>();
 }
 
-std::string StrictConfig::take_initializer(const std::string& key, const std::string& fallback) {
+Initializer StrictConfig::take_initializer(const std::string& key, const std::string& fallback) {
   const json* value = find(key);
-  if (value == nullptr || value->is_null()) return fallback;
-  if (value->is_string()) return value->get<std::string>();
-  if (!value->is_object() || !value->contains("class_name") || !value->at("class_name").is_string()) {
-    refuse(key, *value, "must be an initializer name or {\"class_name\": ...}");
+  if (value == nullptr || value->is_null()) return Initializer(fallback);
+  try {
+    return value->is_string() ? Initializer(value->get<std::string>()) : Initializer::from_config(*value);
+  } catch (const Error& error) {
+    refuse(key, nullptr, error.message());
   }
-  const std::string name = value->at("class_name").get<std::string>();
-  const std::string unsupported = Initializer::unsupported_setting(name, value->value("config", json::object()));
-  if (!unsupported.empty()) refuse(key, nullptr, unsupported);
-  return name;
 }
 
 void StrictConfig::allow_only(const std::string& key, const std::vector<json>& values,

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "layers/initializers.h"
+
 namespace tenfold::layers {
 
 class StrictConfig {
@@ -24,6 +26,9 @@ class StrictConfig {
   /// Keras' trainable (true when absent).
   bool trainable() const { return trainable_; }
 
+  /// True when `key` is present, even as null (for keys where null means something:
+  /// Normalization's axis=None).
+  bool contains(const std::string& key) const { return config_.contains(key); }
   /// The value of `key`, or `fallback` when absent or null.
   template <typename T>
   T take(const std::string& key, T fallback) {
@@ -48,8 +53,8 @@ class StrictConfig {
   int64_t take_axis(const std::string& key, int64_t fallback);
   /// A named activation ("linear" when absent or null).
   std::string take_activation();
-  /// An initializer's name, from a string or a {"class_name": ...} object.
-  std::string take_initializer(const std::string& key, const std::string& fallback);
+  /// A built-in initializer, from a name or a {"class_name": ..., "config": ...} object.
+  Initializer take_initializer(const std::string& key, const std::string& fallback);
   /// Accepts `key` only absent or equal to one of `values` (null is absent); `implemented`
   /// says what Tenfold does instead, for the error.
   void allow_only(const std::string& key, const std::vector<nlohmann::json>& values,

@@ -31,6 +31,10 @@ class Variable {
   /// Keras shape, e.g. (3, 3, 1, 32) for a Conv2D kernel.
   const Shape& shape() const { return shape_; }
   bool trainable() const { return trainable_; }
+  /// True for a variable Keras keeps as an integer (Normalization's count): files store it as
+  /// an int64 scalar. Its value is a float holding the integer.
+  bool integer() const { return integer_; }
+  void set_integer(bool integer) { integer_ = integer; }
   /// Storage in the native layout, flat.
   Tensor& value() { return value_; }
   const Tensor& value() const { return value_; }
@@ -51,7 +55,13 @@ class Variable {
   Shape shape_;
   std::shared_ptr<const WeightLayout> layout_;
   bool trainable_;
+  bool integer_ = false;
   Tensor value_;
 };
+
+/// An optional weight's values (BatchNormalization's gamma without scale=True): null when absent.
+inline const float* data_or_null(const Variable* variable) {
+  return variable ? variable->value().data<float>() : nullptr;
+}
 
 }  // namespace tenfold

@@ -5,12 +5,11 @@
 namespace tenfold {
 
 void add_weighted_config(nlohmann::json& config, const std::string& activation, bool use_bias,
-                         const std::string& kernel_initializer,
-                         const std::string& bias_initializer) {
+                         const Initializer& kernel_initializer, const Initializer& bias_initializer) {
   config["activation"] = activation;
   config["use_bias"] = use_bias;
-  config["kernel_initializer"] = Initializer(kernel_initializer).get_config();
-  config["bias_initializer"] = Initializer(bias_initializer).get_config();
+  config["kernel_initializer"] = kernel_initializer.get_config();
+  config["bias_initializer"] = bias_initializer.get_config();
   for (const char* key : {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
                           "kernel_constraint", "bias_constraint"}) {
     config[key] = nullptr;

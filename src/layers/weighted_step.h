@@ -3,6 +3,7 @@
 // output activation (fused into the kernel, or a softmax after it).
 #include <nlohmann/json.hpp>
 
+#include "layers/initializers.h"
 #include "layers/output_activation.h"
 
 namespace tenfold {
@@ -52,7 +53,6 @@ class WeightedStep : public LayerStep {
 /// Adds the config keys Conv2D and Dense share: activation, use_bias, initializers, and the
 /// regularizers and constraints (null: Tenfold has none).
 void add_weighted_config(nlohmann::json& config, const std::string& activation, bool use_bias,
-                         const std::string& kernel_initializer,
-                         const std::string& bias_initializer);
+                         const Initializer& kernel_initializer, const Initializer& bias_initializer);
 
 }  // namespace tenfold

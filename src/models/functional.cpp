@@ -85,14 +85,25 @@ std::vector<std::string> inbound_layers(const json& layer, const std::string& na
   };
   if (node.is_object()) {
     const json& args = node.value("args", json::array());
-    check_argument(args.size() == 1, "layer '" + name + "' is called with " + std::to_string(args.size()) +
-                                         " positional arguments; Tenfold calls layers on one tensor or one list");
+    // A Keras op on tensors (x + y: keras.src.ops.numpy.Add) takes them as positional
+    // arguments, a merge layer one list: legacy .h5 files, which name no module, tell them
+    // apart this way.
+    const bool op = args.size() > 1 && layers::is_tensor_op(layer.value("class_name", ""));
+    check_argument(args.size() == 1 || op,
+                   "layer '" + name + "' is called with " + std::to_string(args.size()) +
+                       " positional arguments; Tenfold calls layers on one tensor or one list");
     const json kwargs = node.value("kwargs", json::object());
     for (const auto& [key, value] : kwargs.items()) {
+      // Keras records the training flag a layer saw while the model was built (EfficientNet's
+      // Dropout: training=false), but a model's fit still trains it: measured with Keras
+      // 3.15.1, the flag of the model's call wins. So a recorded false changes nothing.
+      if (key == "training" && value == false) continue;
       check_argument(value.is_null(), "layer '" + name + "' is called with " + key + "=" +
                                           value.dump() + ", which Tenfold does not implement");
     }
-    if (args[0].is_array()) {
+    if (op) {
+      for (const json& reference : args) add_reference(reference);
+    } else if (args[0].is_array()) {
       for (const json& reference : args[0]) add_reference(reference);
     } else {
       add_reference(args[0]);
@@ -206,7 +217,7 @@ json Functional::to_config() const {
     }
     const bool list = call.member.layer && call.member.layer->takes_input_list();
     json entry = call.member.layer
-                     ? json{{"class_name", call.member.layer->class_name()}, {"config", call.member.layer->get_config()}}
+                     ? layers::to_config(*call.member.layer)
                      : call.member.model->to_config();
     entry["name"] = call.member.name();
     entry["inbound_nodes"] = json::array({{{"args", list ? json::array({arguments}) : arguments},

@@ -54,7 +54,7 @@ nlohmann::json Sequential::to_config() const {
     layers.push_back({{"class_name", "InputLayer"}, {"config", input.get_config()}});
   }
   for (const auto& layer : stack_) {
-    layers.push_back({{"class_name", layer->class_name()}, {"config", layer->get_config()}});
+    layers.push_back(layers::to_config(*layer));
   }
   return {{"class_name", "Sequential"},
           {"config", {{"name", name()}, {"trainable", true}, {"layers", layers}}}};

@@ -4,9 +4,22 @@
 # seconds (default 30), starting from small valid files. Exits non-zero on any finding.
 # The model-file target parses HDF5 in a child process (src/io/stored_file.h): ASan reports
 # printed by such a child are contained crashes of libhdf5, turned into errors, not findings.
+# `run.sh --configure-only` only configures that clang build (build-fuzz), which `make sanitize`
+# also runs the core tests in.
 set -euo pipefail
-budget=${1:-30}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+
+configure_sanitized_build() {
+  cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DTENFOLD_SANITIZE=fuzzer-no-link,address,undefined \
+    -DTENFOLD_BUILD_BENCHMARKS=OFF >/dev/null
+}
+
+if [[ ${1:-} == --configure-only ]]; then
+  configure_sanitized_build
+  exit 0
+fi
+budget=${1:-30}
 work=${TMPDIR:-/tmp}/tenfold-fuzz
 rm -rf "$work"
 mkdir -p "$work/idx" "$work/png" "$work/model"
@@ -40,9 +53,7 @@ find "$root/tests/fixtures/images/shapes" -iname '*.png' -exec cp {} "$work/png/
 run fuzz_png "$work/png"
 
 # The model-file loader needs the whole library: a clang build of it with the sanitizers.
-cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DTENFOLD_SANITIZE=fuzzer-no-link,address,undefined \
-  -DTENFOLD_BUILD_BENCHMARKS=OFF >/dev/null
+configure_sanitized_build
 cmake --build "$root/build-fuzz" -j "$(nproc)" --target fuzz_model_file 2>&1 | grep -E "error|Error" || true
 cp "$root/build-fuzz/tests/fuzz_model_file" "$work/"
 # Seeds: Keras' own .h5, .keras and .weights.h5 files.

@@ -63,7 +63,8 @@ INSTANTIATE_TEST_SUITE_P(Formats, KerasFiles, ::testing::Values(".h5", ".keras")
 // residual block with global average pooling ("residual"), a Sequential used as a layer
 // ("nested", whose weights files nest the Sequential's layers), BatchNormalization
 // ("batchnorm": predictions from the moving statistics, saved after the trainable weights),
-// and DepthwiseConv2D with a dilated grouped Conv2D ("mobile").
+// DepthwiseConv2D with a dilated grouped Conv2D ("mobile"), and ConvNeXt's layers ("convnext":
+// Normalization's integer count, LayerScale of keras.applications, an op x + y).
 class KerasFunctionalFiles : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(KerasFunctionalFiles, LoadWithKerasPredictionsAndOptimizerState) {
@@ -90,7 +91,7 @@ TEST_P(KerasFunctionalFiles, LoadWithKerasPredictionsAndOptimizerState) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ModelsAndFormats, KerasFunctionalFiles,
-                         ::testing::Combine(::testing::Values("residual", "nested", "batchnorm", "mobile"),
+                         ::testing::Combine(::testing::Values("residual", "nested", "batchnorm", "mobile", "convnext"),
                                             ::testing::Values(".h5", ".keras")));
 
 // Keras 3 files saved the common ways. compile(optimizer="adam") leaves the optimizer out of
@@ -207,7 +208,7 @@ TEST(TenfoldFiles, LoadInKerasWithTenfoldsPredictions) {
   std::string command = std::string(python ? python : "python3").append(" ").append(TENFOLD_TESTS_DIR).append("/io/keras_predict.py");
   std::vector<std::pair<fs::path, Tensor>> cases;  // Keras' predictions file, Tenfold's predictions
   std::vector<fs::path> files;
-  for (std::string fixture : {"", "parity_residual", "parity_nested", "parity_batchnorm", "parity_mobile"}) {
+  for (std::string fixture : {"", "parity_residual", "parity_nested", "parity_batchnorm", "parity_mobile", "parity_convnext"}) {
     for (std::string extension : {".h5", ".keras"}) {
       auto model = trained_recipe_model(fixture);
       // Built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
@@ -284,7 +285,7 @@ TEST(TenfoldFiles, LossArgumentsRoundTrip) {
 
 INSTANTIATE_TEST_SUITE_P(ModelsAndFormats, TenfoldFiles,
                          ::testing::Combine(::testing::Values("", "parity_residual", "parity_nested",
-                                                              "parity_batchnorm", "parity_mobile"),
+                                                              "parity_batchnorm", "parity_mobile", "parity_convnext"),
                                             ::testing::Values(".h5", ".keras")));
 
 TEST(OptimizerState, RMSpropWithMomentumRoundTripsInBothFormats) {

@@ -108,6 +108,25 @@ TEST(LayerLifecycle, FlattenDenseActivations) {
                  {4, 6}, 0);
 }
 
+TEST(LayerLifecycle, NormalizationLayers) {
+  run_layer_test({{"class_name", "LayerNormalization"}, {"config", {{"epsilon", 1e-6}}}}, {2, 3, 3, 8},
+                 {2, 3, 3, 8}, 16);
+  run_layer_test({{"class_name", "LayerNormalization"}, {"config", {{"center", false}, {"axis", {-1}}}}},
+                 {4, 6}, {4, 6}, 6);
+  // Given statistics live in the config; adapted ones are weights mean, variance and count.
+  run_layer_test({{"class_name", "Normalization"},
+                  {"config", {{"mean", {0.5, 1.0, 2.0}}, {"variance", {1.0, 4.0, 9.0}}}}},
+                 {2, 4, 4, 3}, {2, 4, 4, 3}, 0);
+  run_layer_test({{"class_name", "Normalization"}, {"config", {{"axis", {3}}}}}, {2, 4, 4, 3}, {2, 4, 4, 3}, 7);
+  run_layer_test({{"class_name", "Normalization"}, {"config", {{"axis", nullptr}, {"invert", true}}}}, {2, 5},
+                 {2, 5}, 3);
+  run_layer_test({{"class_name", "LayerScale"}, {"module", "keras.src.applications.convnext"},
+                  {"config", {{"init_values", 1e-6}, {"projection_dim", 8}}}},
+                 {2, 3, 3, 8}, {2, 3, 3, 8}, 8);
+  run_layer_test({{"class_name", "Dropout"}, {"config", {{"rate", 0.2}, {"noise_shape", {nullptr, 1, 1, 1}}}}},
+                 {4, 3, 3, 2}, {4, 3, 3, 2}, 0);
+}
+
 TEST(LayerLifecycle, DefaultsAreKeras) {
   reset_layer_names();
   layers::Conv2D conv(layers::Conv2DOptions{.filters = 8});
@@ -178,6 +197,38 @@ TEST(Dropout, DropsAtRateScalesTheRestAndPassesThroughAtInference) {
   }
   step->forward(x, y, false);
   for (float value : y.values<float>()) ASSERT_EQ(value, 2.0f);
+}
+
+TEST(Dropout, ANoiseShapeSharesOneDrawAlongItsAxesOfSizeOne) {
+  // EfficientNet's noise_shape (None, 1, 1, 1): whole samples dropped or kept.
+  layers::Dropout dropout(0.5f, 5, "", {std::nullopt, 1, 1, 1});
+  Shape shape{64, 3, 3, 2};
+  auto step = dropout.compile(shape, {});
+  Tensor x(shape), y(shape), dy(shape), dx(shape);
+  for (float& value : x.values<float>()) value = 1.0f;
+  for (float& value : dy.values<float>()) value = 3.0f;
+  step->forward(x, y, true);
+  step->backward(x, y, dy, &dx, {}, false);
+  const int64_t per_sample = 3 * 3 * 2;
+  int64_t dropped = 0;
+  for (int64_t sample = 0; sample < 64; ++sample) {
+    const float first = y.data<float>()[sample * per_sample];
+    ASSERT_TRUE(first == 0.0f || first == 2.0f) << first;
+    for (int64_t i = 0; i < per_sample; ++i) {
+      ASSERT_EQ(y.data<float>()[sample * per_sample + i], first) << "sample " << sample;
+      ASSERT_EQ(dx.data<float>()[sample * per_sample + i], 3.0f * first);
+    }
+    dropped += first == 0.0f;
+  }
+  EXPECT_GT(dropped, 16);  // 64 draws at p = 0.5: a count outside (16, 48) has p < 1e-4
+  EXPECT_LT(dropped, 48);
+  // Sharing along the channels only: each pixel's two channels together.
+  auto pixels = layers::Dropout(0.5f, 5, "", {std::nullopt, std::nullopt, std::nullopt, 1}).compile(shape, {});
+  pixels->forward(x, y, true);
+  for (int64_t i = 0; i < shape.num_elements(); i += 2) ASSERT_EQ(y.data<float>()[i], y.data<float>()[i + 1]);
+  // A noise_shape entry that is neither the size nor 1, and one of the wrong rank, are refused.
+  EXPECT_THROW(layers::Dropout(0.5f, 5, "", {std::nullopt, 2, 1, 1}).compile(shape, {}), Error);
+  EXPECT_THROW(layers::Dropout(0.5f, 5, "", {std::nullopt, 1}).compile(shape, {}), Error);
 }
 
 // Masks are a function of (seed, worker, replica, batch, call): the same on a rerun whatever

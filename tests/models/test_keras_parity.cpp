@@ -178,6 +178,16 @@ TEST(KerasParity, ThreeAdamStepsOfMobileNetStyleConvolutions) {
                          "parity_mobile");
 }
 
+TEST(KerasParity, ThreeAdamStepsOfConvNeXtLayers) {
+  // Normalization (adapted and given), LayerNormalization on 4-D and 2-D inputs, Dense on 4-D
+  // inputs, keras.applications' LayerScale and an op `x + y`.
+  auto model = io::load_model_json(fixture_path("keras/parity_convnext/model.json"));
+  // Adam's epsilon 1e-3 as the fixture's (tools/make_keras_fixtures.py says why).
+  model->compile(std::make_shared<optimizers::Adam>(0.001f, 0.9f, 0.999f, 1e-3f),
+                 std::make_shared<losses::SparseCategoricalCrossentropy>(), {"accuracy"});
+  check_three_adam_steps(*model, "parity_convnext");
+}
+
 TEST(KerasParity, ThreeAdamStepsOfTwoOutputsWithLossWeights) {
   auto model = io::load_model_json(fixture_path("keras/parity_two_outputs/model.json"));
   model->compile(std::make_shared<optimizers::Adam>(),

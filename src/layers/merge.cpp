@@ -46,18 +46,62 @@ void combine_into(float* out, const float* a, const float* b, int64_t n, Combine
   for (int64_t i = 0; i < n; ++i) out[i] = combine(a[i], b[i]);
 }
 
-/// The merge, then (when fused) an activation in place on its output.
+float apply(ElementwiseOp op, float x, float y) {
+  switch (op) {
+    case ElementwiseOp::add:
+    case ElementwiseOp::average: return x + y;
+    case ElementwiseOp::subtract: return x - y;
+    case ElementwiseOp::multiply: return x * y;
+    case ElementwiseOp::maximum: return std::max(x, y);
+    case ElementwiseOp::minimum: return std::min(x, y);
+  }
+  return 0;
+}
+
+/// Where each input's values lie in the output: per input, per axis of the output, the
+/// stride of that axis in the input (0 along the axes it is broadcast over, size 1 in it).
+std::vector<std::vector<int64_t>> broadcast_strides(const std::vector<Shape>& inputs, const Shape& output) {
+  std::vector<std::vector<int64_t>> strides;
+  for (const Shape& input : inputs) {
+    std::vector<int64_t> input_strides(size_t(output.rank()));
+    int64_t stride = 1;
+    for (int64_t axis = output.rank(); axis-- > 0;) {
+      input_strides[size_t(axis)] = input[axis] == output[axis] ? stride : 0;
+      stride *= input[axis];
+    }
+    strides.push_back(std::move(input_strides));
+  }
+  return strides;
+}
+
+/// The merge, then (when fused) an activation in place on its output. Inputs of the output's
+/// shape combine elementwise in one pass per input; when some are broadcast (size 1 along an
+/// axis, as a squeeze-and-excitation's [N, 1, 1, C] scale), the output is walked row by row
+/// of its last axis, each input read through its broadcast strides, and a broadcast input's
+/// gradient sums over the axes it was broadcast along.
 class ElementwiseStep : public LayerStep {
  public:
-  ElementwiseStep(ElementwiseOp op, kernels::Activation activation, const Shape& shape)
+  ElementwiseStep(ElementwiseOp op, kernels::Activation activation, const std::vector<Shape>& inputs,
+                  const Shape& shape)
       : op_(op),
-        activation_(activation, shape.num_elements() / shape[shape.rank() - 1], shape[shape.rank() - 1]) {}
+        activation_(activation, shape.num_elements() / shape[shape.rank() - 1], shape[shape.rank() - 1]),
+        shape_(shape),
+        broadcast_(std::any_of(inputs.begin(), inputs.end(), [&](const Shape& input) { return input != shape; })),
+        strides_(broadcast_strides(inputs, shape)) {}
 
   void forward(std::span<const Tensor> inputs, Tensor& output, bool) override {
     const int64_t n = output.num_elements();
     float* out = output.data<float>();
-    if (inputs.size() == 1) std::memcpy(out, inputs[0].data<float>(), size_t(n) * sizeof(float));
-    for (size_t k = 1; k < inputs.size(); ++k) {
+    if (broadcast_) {
+      for_each_element(inputs.size(), [&](int64_t i, const int64_t* at) {
+        float value = inputs[0].data<float>()[at[0]];
+        for (size_t k = 1; k < inputs.size(); ++k) value = apply(op_, value, inputs[k].data<float>()[at[k]]);
+        out[i] = value;
+      });
+    } else if (inputs.size() == 1) {
+      std::memcpy(out, inputs[0].data<float>(), size_t(n) * sizeof(float));
+    }
+    for (size_t k = 1; k < inputs.size() && !broadcast_; ++k) {
       // The first pair reads both inputs; the rest fold into the output.
       const float* a = k == 1 ? inputs[0].data<float>() : out;
       const float* b = inputs[k].data<float>();
@@ -79,10 +123,14 @@ class ElementwiseStep : public LayerStep {
 
   void backward(std::span<const Tensor> inputs, const Tensor& output, Tensor& grad_output,
                 std::span<Tensor* const> grad_inputs, std::span<Tensor>, bool) override {
-    const int64_t n = output.num_elements();
     // The activation's derivative from its output, in place; Maximum and Minimum below then
     // need the merge's own output, which only a linear activation leaves in place.
     activation_.backward(nullptr, output.data<float>(), grad_output.data<float>(), grad_output.data<float>());
+    if (broadcast_) {
+      backward_broadcast(inputs, output, grad_output, grad_inputs);
+      return;
+    }
+    const int64_t n = output.num_elements();
     const float* g = grad_output.data<float>();
     const float* out = output.data<float>();
     for (size_t k = 0; k < inputs.size(); ++k) {
@@ -126,12 +174,63 @@ class ElementwiseStep : public LayerStep {
   }
 
   int input_sharing_gradient() const override {
+    if (broadcast_) return -1;
     return op_ == ElementwiseOp::add || op_ == ElementwiseOp::subtract ? 0 : -1;
   }
 
  private:
+  /// visit(i, at) for each output element i, with at[k] the index of input k's value for it.
+  template <typename Visit>
+  void for_each_element(size_t inputs, const Visit& visit) const {
+    const int64_t last = shape_[shape_.rank() - 1], rows = shape_.num_elements() / last;
+    std::vector<int64_t> row_start(inputs), at(inputs);
+    for (int64_t row = 0; row < rows; ++row) {
+      for (size_t k = 0; k < inputs; ++k) {
+        int64_t rest = row, start = 0;
+        for (int64_t axis = shape_.rank() - 1; axis-- > 0;) {
+          start += (rest % shape_[axis]) * strides_[k][size_t(axis)];
+          rest /= shape_[axis];
+        }
+        row_start[k] = start;
+      }
+      for (int64_t c = 0; c < last; ++c) {
+        for (size_t k = 0; k < inputs; ++k) at[k] = row_start[k] + c * strides_[k].back();
+        visit(row * last + c, at.data());
+      }
+    }
+  }
+
+  void backward_broadcast(std::span<const Tensor> inputs, const Tensor& output, const Tensor& grad_output,
+                          std::span<Tensor* const> grad_inputs) const {
+    for (Tensor* grad : grad_inputs) {
+      if (grad) std::fill(grad->data<float>(), grad->data<float>() + grad->num_elements(), 0.0f);
+    }
+    const float* g = grad_output.data<float>();
+    const float* out = output.data<float>();
+    const float scale = op_ == ElementwiseOp::average ? 1.0f / float(inputs.size()) : 1.0f;
+    for_each_element(inputs.size(), [&](int64_t i, const int64_t* at) {
+      size_t extreme = 0;  // Maximum and Minimum: the first input that holds the output
+      while (extreme + 1 < inputs.size() && inputs[extreme].data<float>()[at[extreme]] != out[i]) ++extreme;
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        if (grad_inputs[k] == nullptr) continue;
+        float contribution = g[i] * scale;
+        if (op_ == ElementwiseOp::subtract && k == 1) contribution = -g[i];
+        if (op_ == ElementwiseOp::multiply) {
+          for (size_t j = 0; j < inputs.size(); ++j) {
+            if (j != k) contribution *= inputs[j].data<float>()[at[j]];
+          }
+        }
+        if ((op_ == ElementwiseOp::maximum || op_ == ElementwiseOp::minimum) && k != extreme) contribution = 0;
+        grad_inputs[k]->data<float>()[at[k]] += contribution;
+      }
+    });
+  }
+
   ElementwiseOp op_;
   kernels::onednn::ActivationKernel activation_;
+  Shape shape_;
+  bool broadcast_;
+  std::vector<std::vector<int64_t>> strides_;
 };
 
 /// Inputs [outer, size_k, inner] joined into [outer, sum of size_k, inner].
@@ -194,13 +293,18 @@ Shape Elementwise::output_shape_for(const std::vector<Shape>& input_shapes) cons
   check_argument(op_ != ElementwiseOp::subtract || input_shapes.size() == 2,
                  describe() + " takes exactly 2 inputs, got " + std::to_string(input_shapes.size()));
   check_argument(!input_shapes.empty(), describe() + " was called on no inputs");
+  // Keras broadcasts: inputs of one rank, each axis of one size or 1.
+  Shape output = input_shapes[0];
   for (const Shape& shape : input_shapes) {
-    check_argument(shape.without_batch() == input_shapes[0].without_batch(),
-                   describe() + " needs inputs of one shape, got " + shape_list(input_shapes) +
-                       " (Tenfold does not broadcast merge inputs): make them equal, e.g. "
-                       "with a 1x1 Conv2D or a Dense on the smaller one");
+    bool compatible = shape.rank() == output.rank();
+    for (int64_t axis = 1; compatible && axis < output.rank(); ++axis) {
+      compatible = shape[axis] == output[axis] || shape[axis] == 1 || output[axis] == 1;
+      if (compatible && output[axis] == 1) output[axis] = shape[axis];
+    }
+    check_argument(compatible, describe() + " needs inputs of one shape, got " + shape_list(input_shapes) +
+                                   " (inputs of one rank broadcast along axes of size 1, as in Keras)");
   }
-  return input_shapes[0];
+  return output;
 }
 
 std::unique_ptr<LayerStep> Elementwise::compile_for(const std::vector<Shape>& input_shapes,
@@ -216,7 +320,7 @@ std::unique_ptr<LayerStep> Elementwise::compile_with_activation(const std::vecto
   if (op_ == ElementwiseOp::maximum || op_ == ElementwiseOp::minimum) {
     if (activation != kernels::Activation::linear) return nullptr;
   }
-  return std::make_unique<ElementwiseStep>(op_, activation, output);
+  return std::make_unique<ElementwiseStep>(op_, activation, input_shapes, output);
 }
 
 Concatenate::Concatenate(int64_t axis, const std::string& name)

@@ -1,6 +1,6 @@
 #pragma once
 // Keras' merge layers, called on a list of tensors: Add, Subtract, Multiply, Average, Maximum,
-// Minimum (elementwise, equal shapes: Tenfold does not broadcast) and Concatenate (along an
+// Minimum (elementwise, broadcasting axes of size 1 as Keras does) and Concatenate (along an
 // axis).
 #include "kernels/window.h"
 #include "layers/layer.h"

@@ -72,6 +72,42 @@ TEST(Functional, WeightGradientsMatchFiniteDifferences) {
   testing::expect_weight_gradients_match_finite_differences(step, weights, loss, y, false, 3e-4);
 }
 
+TEST(Functional, BroadcastingMergesMatchFiniteDifferences) {
+  // Squeeze-and-excitation as EfficientNet writes it: x * Reshape(1, 1, C)(sigmoid Dense of
+  // the pooled x), then the other merges with a broadcast input first or second, of 3 inputs.
+  set_random_seed(6);
+  auto input = layers::Input({4, 4, 3});
+  KerasTensor x = (*conv(3, "tanh"))(input);
+  KerasTensor squeezed = (*make<layers::GlobalAveragePooling2D>())(x);
+  KerasTensor excite = (*make<layers::Reshape>(std::vector<int64_t>{1, 1, 3}))(
+      (*make<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "sigmoid"}))(squeezed));
+  KerasTensor scaled = (*make<layers::Multiply>())({x, excite});
+  KerasTensor row = (*make<layers::Reshape>(std::vector<int64_t>{1, 4, 3}))(
+      (*make<layers::Dense>(layers::DenseOptions{.units = 12, .activation = "tanh"}))(squeezed));
+  KerasTensor sum = (*make<layers::Add>())({excite, scaled, row});
+  KerasTensor difference = (*make<layers::Subtract>())({row, sum});
+  KerasTensor high = (*make<layers::Maximum>())({difference, excite});
+  KerasTensor mean = (*make<layers::Average>())({excite, high});
+  KerasTensor product = (*make<layers::Multiply>())({mean, row, excite});
+  KerasTensor out = (*make<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"}))(
+      (*make<layers::Flatten>())(product));
+  models::Functional model({input}, {out});
+  EXPECT_EQ(model.graph().sample_shape(model.graph().outputs()[0]), Shape({4}));
+  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  const int64_t batch = 5;
+  models::CompiledStep& step = model.compiled_step(batch, true);
+  std::memcpy(step.input().raw_data(), random_tensor({batch, 4, 4, 3}, 1).raw_data(), step.input().num_bytes());
+  Tensor y = random_labels(batch, 4, 3);
+  losses::SparseCategoricalCrossentropy loss;
+  step.forward(true);
+  step.backward(loss, y, double(batch));
+  testing::expect_weight_gradients_match_finite_differences(step, model.weights(), loss, y, false, 3e-4);
+  // Shapes that do not broadcast are refused.
+  EXPECT_NE(error_of([&] { (*make<layers::Add>())({x, (*make<layers::Reshape>(std::vector<int64_t>{2, 2, 3}))(row)}); })
+                .find("broadcast along axes of size 1"),
+            std::string::npos);
+}
+
 TEST(Functional, ConfigRoundTripGivesTheSameModel) {
   auto model = merge_everything_model();
   auto again = models::from_config(model->to_config());

@@ -6,6 +6,8 @@ import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# XLA's cheapest CPU compilation: compiling predict is most of the time this takes.
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true")
 try:
     import keras
     import numpy as np

@@ -4,13 +4,11 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/keras_epsilon.h"
 
 namespace tenfold::layers {
 
 namespace {
-
-/// Keras' backend.epsilon(): the smallest standard deviation Normalization divides by.
-constexpr float kEpsilon = 1e-7f;
 
 /// y = (x - mean) / deviation, or x * deviation + mean inverted; per feature of the last axis
 /// (statistics of length `features`) or for all (length 1).
@@ -107,7 +105,7 @@ std::unique_ptr<LayerStep> Normalization::compile(const Shape& input_shape, cons
       variance = float(options_.variance[given]);
     }
     mean[size_t(k)] = m;
-    deviation[size_t(k)] = std::max(std::sqrt(variance), kEpsilon);  // in float, as Keras
+    deviation[size_t(k)] = std::max(std::sqrt(variance), keras_epsilon);  // in float, as Keras
   }
   return std::make_unique<NormalizationStep>(std::move(mean), std::move(deviation), options_.invert);
 }

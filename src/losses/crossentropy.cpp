@@ -5,13 +5,14 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/keras_epsilon.h"
 
 namespace tenfold::losses {
 
 namespace {
 
-// Keras' backend.epsilon(): probabilities are clipped to [epsilon, 1 - epsilon].
-constexpr float epsilon = 1e-7f;
+// Probabilities are clipped to [epsilon, 1 - epsilon], as Keras does.
+constexpr float epsilon = keras_epsilon;
 
 struct Rows {
   int64_t count, classes;

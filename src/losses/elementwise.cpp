@@ -4,16 +4,16 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/keras_epsilon.h"
+#include "kernels/reference/activation.h"
 
 namespace tenfold::losses {
 
 namespace {
 
-constexpr double epsilon = double(1e-7f);  // Keras' backend.epsilon(), a float32
+constexpr double epsilon = double(keras_epsilon);
 
 double sign(double x) { return double((x > 0) - (x < 0)); }
-
-double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
 double target_at(const Tensor& y_true, int64_t i) {
   return y_true.dtype() == DType::int32 ? double(y_true.data<int32_t>()[i]) : double(y_true.data<float>()[i]);
@@ -114,7 +114,7 @@ double BinaryCrossentropy::target(double t, bool) const {
 std::pair<double, double> BinaryCrossentropy::term(double p, double t) const {
   if (!from_logits_) return crossentropy_of_probability(p, t);
   // sigmoid_cross_entropy_with_logits: max(z, 0) - z t + log(1 + exp(-|z|))
-  return {std::max(p, 0.0) - p * t + std::log1p(std::exp(-std::abs(p))), sigmoid(p) - t};
+  return {std::max(p, 0.0) - p * t + std::log1p(std::exp(-std::abs(p))), kernels::reference::sigmoid(p) - t};
 }
 
 BinaryFocalCrossentropy::BinaryFocalCrossentropy(bool apply_class_balancing, double alpha, double gamma,
@@ -135,7 +135,7 @@ nlohmann::json BinaryFocalCrossentropy::get_config() const {
 std::pair<double, double> BinaryFocalCrossentropy::term(double z, double t) const {
   // As Keras: the crossentropy of the clipped probability, weighted by (1 - p_t)^gamma of the
   // unclipped one; from logits, p = sigmoid(z) and the chain rule adds p (1 - p).
-  const double p = from_logits_ ? sigmoid(z) : z;
+  const double p = from_logits_ ? kernels::reference::sigmoid(z) : z;
   auto [crossentropy, d_crossentropy] = crossentropy_of_probability(p, t);
   const double away = 1 - (t * p + (1 - t) * (1 - p));  // 1 - p_t
   const double weight = std::pow(away, gamma_);

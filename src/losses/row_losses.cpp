@@ -5,12 +5,13 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/keras_epsilon.h"
 
 namespace tenfold::losses {
 
 namespace {
 
-constexpr double epsilon = double(1e-7f);  // Keras' backend.epsilon()
+constexpr double epsilon = double(keras_epsilon);
 
 }  // namespace
 

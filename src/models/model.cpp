@@ -173,7 +173,6 @@ CompiledStep& Model::replica_step(int replica, int64_t batch, bool training) {
   return *step;
 }
 
-
 bool Model::synchronizes_replicas() const {
   for (const auto& layer : layers_) {
     if (layer->synchronizes_replicas()) return true;

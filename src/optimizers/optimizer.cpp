@@ -32,19 +32,19 @@ void Optimizer::set_gradient_options(const GradientOptions& options) {
 
 void Optimizer::clip(std::span<Tensor> gradients) const {
   const GradientOptions& o = gradient_options_;
-  auto norm = [](const Tensor& gradient) {
+  auto squared_norm = [](const Tensor& gradient) {
     double sum = 0;
     for (float g : gradient.values<float>()) sum += double(g) * g;
-    return std::sqrt(sum);
+    return sum;
   };
   auto scale = [](Tensor& gradient, double factor) {
     for (float& g : gradient.values<float>()) g = float(g * factor);
   };
   if (o.clipnorm) {  // g * c / max(|g|, c), per variable
-    for (Tensor& gradient : gradients) scale(gradient, *o.clipnorm / std::max(norm(gradient), double(*o.clipnorm)));
+    for (Tensor& gradient : gradients) scale(gradient, *o.clipnorm / std::max(std::sqrt(squared_norm(gradient)), double(*o.clipnorm)));
   } else if (o.global_clipnorm) {
     double total = 0;
-    for (const Tensor& gradient : gradients) total += norm(gradient) * norm(gradient);
+    for (const Tensor& gradient : gradients) total += squared_norm(gradient);
     const double factor = *o.global_clipnorm * std::min(1 / std::sqrt(total), 1 / double(*o.global_clipnorm));
     for (Tensor& gradient : gradients) scale(gradient, factor);
   } else if (o.clipvalue) {

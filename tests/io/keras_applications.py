@@ -55,22 +55,10 @@ def main():
         # The scale each model expects (its module's preprocess_input): raw pixels make
         # activations, and a first step's gradients, thousands of times larger.
         x = np.asarray(getattr(keras.applications, PREPROCESSING[name]).preprocess_input(images.copy()),
-                       dtype=np.float32) if name in PREPROCESSING else images[:, :4, :4, :] / 255.0
+                       dtype=np.float32)
         start = time.perf_counter()
         keras.utils.set_random_seed(1)
-        if name.startswith("Tiny"):
-            inputs = keras.Input((4, 4, 3))
-            t = keras.layers.Conv2D(320 if name == "TinyWide" else 16, 4, use_bias=False)(inputs)
-            if name == "TinyWide":
-                t = keras.layers.BatchNormalization(epsilon=1e-3, momentum=0.999)(t)
-                t = keras.layers.Conv2D(1280, 1, use_bias=False)(t)
-            t = keras.layers.BatchNormalization(epsilon=1e-3, momentum=0.999)(t)
-            t = keras.layers.ReLU(6.0)(t) if name in ("Tiny", "TinyWide") else keras.layers.Activation(name[4:].lower())(t)
-            t = keras.layers.GlobalAveragePooling2D()(t)
-            t = keras.layers.Dense(10, activation="softmax")(t)
-            model = keras.Model(inputs, t)
-        else:
-            model = getattr(keras.applications, name)(weights=None, input_shape=(32, 32, 3), classes=10)
+        model = getattr(keras.applications, name)(weights=None, input_shape=(32, 32, 3), classes=10)
         for layer in leaf_layers(model):
             if isinstance(layer, keras.layers.Dropout):
                 layer.rate = 0.0

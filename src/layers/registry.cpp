@@ -17,6 +17,7 @@
 #include "layers/normalization.h"
 #include "layers/padding.h"
 #include "layers/pooling.h"
+#include "layers/prelu.h"
 #include "layers/rescaling.h"
 #include "layers/reshape.h"
 #include "layers/strict_config.h"
@@ -205,6 +206,15 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     return std::make_shared<LeakyReLU>(config.take("negative_slope", alpha.is_null() ? 0.3 : alpha.get<double>()), name);
   }
   if (class_name == "ELU") return std::make_shared<ELU>(config.take("alpha", 1.0), name);
+  if (class_name == "PReLU") {
+    config.allow_null("alpha_regularizer");
+    config.allow_null("alpha_constraint");
+    const json shared = config.take<json>("shared_axes", nullptr);
+    std::vector<int64_t> axes;
+    if (shared.is_number_integer()) axes.push_back(shared.get<int64_t>());
+    if (shared.is_array()) axes = shared.get<std::vector<int64_t>>();
+    return std::make_shared<PReLU>(config.take_initializer("alpha_initializer", "zeros"), axes, name);
+  }
   if (class_name == "Softmax") {
     config.allow_only("axis", {-1}, "Softmax normalises the last axis (axis -1)");
     return std::make_shared<Softmax>(name);
@@ -283,7 +293,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
                   "' is not supported (Tenfold never runs code from a model file); supported: "
                   "InputLayer, Conv2D, DepthwiseConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
                   "GlobalMaxPooling2D, Flatten, Reshape, ZeroPadding2D, Cropping2D, UpSampling2D, "
-                  "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, "
+                  "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
                   "Softmax, LayerNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }
 

@@ -123,6 +123,8 @@ TEST(LayerLifecycle, NormalizationLayers) {
   run_layer_test({{"class_name", "LayerScale"}, {"module", "keras.src.applications.convnext"},
                   {"config", {{"init_values", 1e-6}, {"projection_dim", 8}}}},
                  {2, 3, 3, 8}, {2, 3, 3, 8}, 8);
+  run_layer_test({{"class_name", "PReLU"}, {"config", {{"shared_axes", {1, 2}}}}}, {2, 3, 3, 4}, {2, 3, 3, 4}, 4);
+  run_layer_test({{"class_name", "PReLU"}, {"config", {{"alpha_initializer", "ones"}}}}, {2, 6}, {2, 6}, 6);
   run_layer_test({{"class_name", "Dropout"}, {"config", {{"rate", 0.2}, {"noise_shape", {nullptr, 1, 1, 1}}}}},
                  {4, 3, 3, 2}, {4, 3, 3, 2}, 0);
 }

@@ -1,6 +1,7 @@
 // LayerNormalization, Normalization and keras.applications' LayerScale beyond Keras parity
 // (tests/models/test_keras_parity.cpp, ThreeAdamStepsOfConvNeXtLayers): gradients against
-// central differences, adapt() against a two-pass mean and variance, refusals.
+// central differences, adapt() against a two-pass mean and variance, refusals. Also PReLU's
+// gradients (a learned, per-channel scale as well).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "layers/layer_normalization.h"
 #include "layers/layer_scale.h"
 #include "layers/normalization.h"
+#include "layers/prelu.h"
 #include "losses/crossentropy.h"
 #include "models/sequential.h"
 #include "optimizers/sgd.h"
@@ -60,6 +62,33 @@ TEST(LayerNormalization, NormalisesTheLastAxisOnly) {
   EXPECT_NO_THROW(last.build(Shape{2, 3, 4}, global_random()));
   layers::LayerNormalization middle(layers::LayerNormalizationOptions{.axis = 1});
   EXPECT_THROW(middle.build(Shape{2, 3, 4}, global_random()), Error);
+}
+
+TEST(PReLU, GradientsMatchFiniteDifferences) {
+  // One alpha per channel (shared_axes [1, 2]) before the Dense, one per element after it.
+  set_random_seed(7);
+  auto per_channel = std::make_shared<layers::PReLU>(Initializer("zeros"), std::vector<int64_t>{1, 2});
+  auto per_element = std::make_shared<layers::PReLU>();
+  models::Sequential model({layers::Input(Shape{3, 3, 2}),
+                            std::make_shared<layers::Conv2D>(layers::Conv2DOptions{.filters = 3, .kernel_size = {3, 3},
+                                                                                   .padding = "same"}),
+                            per_channel, std::make_shared<layers::Flatten>(),
+                            std::make_shared<layers::Dense>(layers::DenseOptions{.units = 5}), per_element,
+                            std::make_shared<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"})});
+  EXPECT_EQ(per_channel->weights()[0]->shape(), Shape({1, 1, 3}));
+  EXPECT_EQ(per_element->weights()[0]->shape(), Shape({5}));
+  per_channel->weights()[0]->assign(random_tensor(Shape{1, 1, 3}, 13, 0.1, 0.5));
+  per_element->weights()[0]->assign(random_tensor(Shape{5}, 14, 0.1, 0.5));
+  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  const int64_t batch = 6;
+  models::CompiledStep& step = model.compiled_step(batch, true);
+  Tensor x = random_tensor({batch, 3, 3, 2}, 2);
+  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
+  Tensor y = random_labels(batch, 4, 5);
+  losses::SparseCategoricalCrossentropy loss;
+  step.forward(true);
+  step.backward(loss, y, double(batch));
+  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
 }
 
 /// The per-channel mean and biased variance of `x` ([..., channels]) in two passes.

@@ -115,6 +115,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"Softmax", {{"axis", 1}}, "axis 1 is not supported"},
         Refusal{"Dropout", {{"noise_shape", "all"}}, "noise_shape \"all\" has the wrong type"},
         Refusal{"LayerNormalization", {{"rms_scaling", true}}, "rms_scaling true is not supported"},
+        Refusal{"PReLU", {{"alpha_regularizer", {{"class_name", "L2"}}}}, "alpha_regularizer"},
         Refusal{"LayerNormalization", {{"axis", {1, 2}}}, "axis [1,2] is not supported"},
         Refusal{"LayerNormalization", {{"gamma_regularizer", {{"class_name", "L2"}}}}, "gamma_regularizer"},
         Refusal{"Normalization", {{"mean", 0.5}}, "give both mean and variance"},

@@ -38,4 +38,19 @@ std::string Shape::to_string(bool batch_is_none) const {
   return text + ")";
 }
 
+std::vector<int64_t> broadcast_indices(const Shape& shape, const Shape& from) {
+  std::vector<int64_t> indices(size_t(shape.num_elements()));
+  for (int64_t i = 0; i < shape.num_elements(); ++i) {
+    int64_t rest = i, at = 0, stride = 1;
+    for (int64_t axis = shape.rank(); axis-- > 0;) {
+      const int64_t coordinate = rest % shape[axis];
+      rest /= shape[axis];
+      if (from[axis] != 1) at += coordinate * stride;
+      stride *= from[axis];
+    }
+    indices[size_t(i)] = at;
+  }
+  return indices;
+}
+
 }  // namespace tenfold

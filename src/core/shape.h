@@ -34,4 +34,8 @@ class Shape {
   std::vector<int64_t> dims_;
 };
 
+/// For each element of `shape` (row-major), the index of the element of `from` it reads when
+/// `from` is broadcast to it: `from` has shape's rank, each axis of the same size or 1.
+std::vector<int64_t> broadcast_indices(const Shape& shape, const Shape& from);
+
 }  // namespace tenfold

@@ -14,15 +14,14 @@ namespace {
 /// a replica's masks do not depend on which thread compiled first.
 class DropoutStep : public LayerStep {
  public:
-  /// `noise_strides`: empty (one draw per element), or per axis of `shape` the stride of that
-  /// axis in the drawn noise (0 along the axes a draw is shared over).
-  DropoutStep(float rate, uint64_t key, const Shape& shape, std::vector<int64_t> noise_strides, int64_t noise_size)
+  /// `noise_shape`: `shape`, or the shape of the draws shared along its axes of size 1.
+  DropoutStep(float rate, uint64_t key, const Shape& shape, const Shape& noise_shape)
       : rate_(rate),
         keep_threshold_(uint32_t(double(rate) * double(1u << 24))),
         key_(key),
         mask_(shape),
-        noise_strides_(std::move(noise_strides)),
-        noise_(Shape{noise_size}) {}
+        noise_index_(noise_shape == shape ? std::vector<int64_t>{} : broadcast_indices(shape, noise_shape)),
+        noise_(noise_shape == shape ? Shape{0} : noise_shape) {}
 
   void forward(const Tensor& input, Tensor& output, bool training) override {
     const float* x = input.data<float>();
@@ -35,20 +34,12 @@ class DropoutStep : public LayerStep {
     }
     const uint64_t call_key = Random::mix(key_ + Random::increment * ++calls_);
     float* mask = mask_.data<float>();
-    if (noise_strides_.empty()) {
+    if (noise_index_.empty()) {
       draw(call_key, mask, count);
     } else {
       float* noise = noise_.data<float>();
       draw(call_key, noise, noise_.num_elements());
-      const Shape& shape = mask_.shape();
-      for (int64_t i = 0; i < count; ++i) {
-        int64_t rest = i, at = 0;
-        for (int64_t axis = shape.rank(); axis-- > 0;) {
-          at += (rest % shape[axis]) * noise_strides_[size_t(axis)];
-          rest /= shape[axis];
-        }
-        mask[i] = noise[at];
-      }
+      for (int64_t i = 0; i < count; ++i) mask[i] = noise[noise_index_[size_t(i)]];
     }
     for (int64_t i = 0; i < count; ++i) y[i] = x[i] * mask[i];
     mask_active_ = true;
@@ -84,8 +75,8 @@ class DropoutStep : public LayerStep {
   uint64_t key_;
   uint64_t calls_ = 0;
   Tensor mask_;
-  std::vector<int64_t> noise_strides_;
-  Tensor noise_;  // the draws, with a noise_shape
+  std::vector<int64_t> noise_index_;  // per element, its draw; empty without a noise_shape
+  Tensor noise_;                      // the draws, with a noise_shape
   bool mask_active_ = false;
 };
 
@@ -103,22 +94,20 @@ std::unique_ptr<LayerStep> Dropout::compile(const Shape& input_shape, const Comp
   for (uint64_t part : {uint64_t(options.worker), uint64_t(options.replica), uint64_t(input_shape[0])}) {
     key = Random::mix(key ^ Random::mix(part + Random::increment));
   }
-  if (noise_shape_.empty()) return std::make_unique<DropoutStep>(rate_, key, input_shape, std::vector<int64_t>{}, 0);
+  if (noise_shape_.empty()) return std::make_unique<DropoutStep>(rate_, key, input_shape, input_shape);
   check_argument(int64_t(noise_shape_.size()) == input_shape.rank(),
                  "Dropout '" + name() + "': noise_shape has " + std::to_string(noise_shape_.size()) +
                      " entries for inputs of rank " + std::to_string(input_shape.rank()) + " (batch included)");
-  std::vector<int64_t> strides(size_t(input_shape.rank()));
-  int64_t noise_size = 1;
-  for (int64_t axis = input_shape.rank(); axis-- > 0;) {
+  Shape noise = input_shape;
+  for (int64_t axis = 0; axis < input_shape.rank(); ++axis) {
     const int64_t dim = noise_shape_[size_t(axis)].value_or(input_shape[axis]);
     check_argument(dim == input_shape[axis] || dim == 1,
                    "Dropout '" + name() + "': noise_shape entry " + std::to_string(dim) + " for axis " +
                        std::to_string(axis) + " of size " + std::to_string(input_shape[axis]) +
                        " must be None, the size, or 1");
-    strides[size_t(axis)] = dim == 1 ? 0 : noise_size;
-    noise_size *= dim;
+    noise[axis] = dim;
   }
-  return std::make_unique<DropoutStep>(rate_, key, input_shape, std::move(strides), noise_size);
+  return std::make_unique<DropoutStep>(rate_, key, input_shape, noise);
 }
 
 nlohmann::json Dropout::get_config() const {

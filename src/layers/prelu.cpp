@@ -13,20 +13,7 @@ namespace {
 class PReLUStep : public LayerStep {
  public:
   PReLUStep(const Shape& input_shape, const Shape& alpha_shape, const Variable* alpha)
-      : batch_(input_shape[0]), alpha_(alpha), alpha_index_(size_t(input_shape.num_elements() / batch_)) {
-    // The alpha of each element of a sample, from its coordinates.
-    const Shape sample = input_shape.without_batch();
-    for (int64_t i = 0; i < sample.num_elements(); ++i) {
-      int64_t rest = i, at = 0, stride = 1;
-      for (int64_t axis = sample.rank(); axis-- > 0;) {
-        const int64_t coordinate = rest % sample[axis];
-        rest /= sample[axis];
-        if (alpha_shape[axis] != 1) at += coordinate * stride;
-        stride *= alpha_shape[axis];
-      }
-      alpha_index_[size_t(i)] = at;
-    }
-  }
+      : batch_(input_shape[0]), alpha_(alpha), alpha_index_(broadcast_indices(input_shape.without_batch(), alpha_shape)) {}
 
   void forward(const Tensor& input, Tensor& output, bool) override {
     const float* x = input.data<float>();

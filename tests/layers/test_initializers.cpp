@@ -21,11 +21,12 @@ struct Spread {
 
 class Initializers : public ::testing::TestWithParam<Spread> {};
 
-TEST_P(Initializers, DrawWithKerasSpread) {
-  const Spread& expected = GetParam();
+/// The standard deviation and the largest magnitude of `initializer`'s draw for a kernel
+/// [3, 3, 40, 60] (fan_in 360, fan_out 540); `mean`, when given, receives the draw's mean.
+std::pair<double, double> spread(const Initializer& initializer, uint64_t seed = 8, double* mean_out = nullptr) {
   Tensor kernel(Shape{3, 3, 40, 60});
-  Random random(7);
-  Initializer(expected.name).fill(kernel, random);
+  Random random(seed);
+  initializer.fill(kernel, random);
   double sum = 0, squares = 0, largest = 0;
   for (float v : kernel.values<float>()) {
     sum += v;
@@ -33,8 +34,16 @@ TEST_P(Initializers, DrawWithKerasSpread) {
     largest = std::max(largest, double(std::abs(v)));
   }
   const double n = double(kernel.num_elements()), mean = sum / n;
+  if (mean_out) *mean_out = mean;
+  return {std::sqrt(squares / n - mean * mean), largest};
+}
+
+TEST_P(Initializers, DrawWithKerasSpread) {
+  const Spread& expected = GetParam();
+  double mean = 0;
+  auto [stddev, largest] = spread(Initializer(expected.name), 7, &mean);
   EXPECT_NEAR(mean, 0, 0.02 * expected.stddev) << expected.name;
-  EXPECT_NEAR(std::sqrt(squares / n - mean * mean), expected.stddev, 0.02 * expected.stddev) << expected.name;
+  EXPECT_NEAR(stddev, expected.stddev, 0.02 * expected.stddev) << expected.name;
   EXPECT_LE(largest, expected.bound) << expected.name;
 }
 
@@ -54,22 +63,6 @@ INSTANTIATE_TEST_SUITE_P(
                       Spread{"RandomNormal", 0.05, 0.05 * 6},
                       // a standard normal truncated at 2 has stddev 0.8796
                       Spread{"truncated_normal", 0.05 * 0.87962566103423978, 0.1}));
-
-/// The standard deviation and the largest magnitude of `initializer`'s draw for a kernel
-/// [3, 3, 40, 60] (fan_in 360, fan_out 540).
-std::pair<double, double> spread(const Initializer& initializer) {
-  Tensor kernel(Shape{3, 3, 40, 60});
-  Random random(8);
-  initializer.fill(kernel, random);
-  double sum = 0, squares = 0, largest = 0;
-  for (float v : kernel.values<float>()) {
-    sum += v;
-    squares += double(v) * v;
-    largest = std::max(largest, double(std::abs(v)));
-  }
-  const double n = double(kernel.num_elements()), mean = sum / n;
-  return {std::sqrt(squares / n - mean * mean), largest};
-}
 
 TEST(Initializers, KerasArgumentsFromConfigs) {
   auto from = [](const char* class_name, const nlohmann::json& config) {

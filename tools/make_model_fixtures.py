@@ -22,6 +22,13 @@ with it, to check Tenfold reads Keras' files:
                            file gets them only if the optimizer state (iteration, m, v) was
                            restored. (Keras 3.15's own load of a legacy .h5 refuses to train:
                            its restored optimizer does not know the model's variables.)
+  scheduled.keras, scheduled.h5
+                           a Flatten + Dense model compiled with Nadam on a CosineDecay schedule
+                           with warmup and gradient_accumulation_steps=2, trained 3 steps: no
+                           learning_rate variable, gradient accumulators first, Nadam's
+                           u_product last among the optimizer variables
+  scheduled_next_kernel.npy
+                           its kernel after one more train_on_batch(x, y)
 
 Run: make fixtures   (or: python3 tools/make_model_fixtures.py)"""
 import os
@@ -72,6 +79,7 @@ def main():
     save(OUT, "next_loss", np.array([loss]))
     save(OUT, "next_kernel", model.layers[3].kernel.numpy())
     common_ways(x_train, y_train, x)
+    scheduled(x_train, y_train, x, y)
 
 
 def common_ways(x_train, y_train, x):
@@ -94,6 +102,22 @@ def common_ways(x_train, y_train, x):
     model.save(os.path.join(OUT, "untrained.keras"))
     model.save(os.path.join(OUT, "untrained.h5"))
     save(OUT, "untrained_predictions", model.predict(x, verbose=0))
+
+
+def scheduled(x_train, y_train, x, y):
+    """An optimizer whose variables Keras lays out differently: a schedule, accumulation, Nadam."""
+    keras.utils.set_random_seed(7)
+    model = keras.Sequential([keras.Input(shape=(28, 28, 1)), keras.layers.Flatten(),
+                              keras.layers.Dense(10, activation="softmax")])
+    schedule = keras.optimizers.schedules.CosineDecay(0.001, decay_steps=10, warmup_target=0.01, warmup_steps=2)
+    model.compile(optimizer=keras.optimizers.Nadam(learning_rate=schedule, gradient_accumulation_steps=2),
+                  loss="sparse_categorical_crossentropy")
+    for step in range(3):
+        model.train_on_batch(x_train[step * 32:(step + 1) * 32], y_train[step * 32:(step + 1) * 32])
+    model.save(os.path.join(OUT, "scheduled.keras"))
+    model.save(os.path.join(OUT, "scheduled.h5"))
+    model.train_on_batch(x, y)
+    save(OUT, "scheduled_next_kernel", model.layers[1].kernel.numpy())
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ optimizer.apply_gradients([(g, w)]) does in Keras 3:
   w0.npy, g0.npy, g1.npy, g2.npy   the start and the gradients (the same for every case)
   <case>.npy                       w after the 3 updates
   cases.json                       [{"case", "config": keras.optimizers.serialize(optimizer)}]
+  schedules.json                   [{"config": keras.optimizers.schedules.serialize(schedule),
+                                     "steps": [...], "values": [schedule(step), ...]}]
 
 Run: python3 tools/make_optimizer_fixtures.py"""
 import json
@@ -29,7 +31,36 @@ CASES = {
     "sgd_clipnorm": lambda: keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, clipnorm=0.5),
     "sgd_global_clipnorm": lambda: keras.optimizers.SGD(learning_rate=0.1, global_clipnorm=0.5),
     "rmsprop_clipvalue": lambda: keras.optimizers.RMSprop(learning_rate=0.01, clipvalue=0.3),
+    "adam_amsgrad": lambda: keras.optimizers.Adam(learning_rate=0.01, beta_2=0.5, amsgrad=True),
+    "nadam": lambda: keras.optimizers.Nadam(learning_rate=0.01),
+    "adadelta": lambda: keras.optimizers.Adadelta(learning_rate=1.0),
+    "rmsprop_centered": lambda: keras.optimizers.RMSprop(learning_rate=0.01, centered=True),
+    "rmsprop_centered_momentum": lambda: keras.optimizers.RMSprop(learning_rate=0.01, momentum=0.5, centered=True),
+    "adam_accumulation": lambda: keras.optimizers.Adam(learning_rate=0.01, gradient_accumulation_steps=2),
+    "sgd_accumulation_clipnorm": lambda: keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, clipnorm=0.5,
+                                                              gradient_accumulation_steps=2),
+    "sgd_exponential_decay": lambda: keras.optimizers.SGD(
+        learning_rate=keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)),
+    "adamw_cosine_warmup": lambda: keras.optimizers.AdamW(
+        learning_rate=keras.optimizers.schedules.CosineDecay(0.0, decay_steps=4, warmup_target=0.02, warmup_steps=2)),
+    "nadam_piecewise": lambda: keras.optimizers.Nadam(
+        learning_rate=keras.optimizers.schedules.PiecewiseConstantDecay([0, 1], [0.01, 0.005, 0.001])),
 }
+
+SCHEDULES = [
+    keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.96),
+    keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5, staircase=True),
+    keras.optimizers.schedules.PiecewiseConstantDecay([10, 100], [1.0, 0.5, 0.1]),
+    keras.optimizers.schedules.PolynomialDecay(0.1, decay_steps=50, end_learning_rate=0.01, power=0.5),
+    keras.optimizers.schedules.PolynomialDecay(0.1, decay_steps=30, power=2.0, cycle=True),
+    keras.optimizers.schedules.InverseTimeDecay(0.1, decay_steps=10, decay_rate=0.5),
+    keras.optimizers.schedules.InverseTimeDecay(0.1, decay_steps=10, decay_rate=0.5, staircase=True),
+    keras.optimizers.schedules.CosineDecay(0.1, decay_steps=100, alpha=0.1),
+    keras.optimizers.schedules.CosineDecay(0.0, decay_steps=100, warmup_target=0.1, warmup_steps=20),
+    keras.optimizers.schedules.CosineDecayRestarts(0.1, first_decay_steps=10),
+    keras.optimizers.schedules.CosineDecayRestarts(0.1, first_decay_steps=10, t_mul=1.0, m_mul=0.5, alpha=0.1),
+]
+STEPS = [0, 1, 2, 5, 9, 10, 11, 19, 20, 29, 30, 31, 45, 50, 60, 99, 100, 101, 150, 1000]
 
 
 def main():
@@ -50,6 +81,10 @@ def main():
         print(name, w.numpy()[0])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
+    schedules = [{"config": keras.optimizers.schedules.serialize(schedule), "steps": STEPS,
+                  "values": [float(schedule(step)) for step in STEPS]} for schedule in SCHEDULES]
+    with open(os.path.join(OUT, "schedules.json"), "w") as f:
+        json.dump(schedules, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -61,21 +61,27 @@ std::string keras_optimizer_name(const std::string& class_name) {
   return class_name;  // SGD
 }
 
-/// (variable, slot) pairs in the order Keras lists an optimizer's variables after
-/// iteration and learning_rate.
-std::vector<std::pair<size_t, size_t>> keras_slot_order(const optimizers::Optimizer& optimizer, size_t variables) {
-  size_t slots = optimizer.slot_names().size();
-  std::vector<std::pair<size_t, size_t>> order;
-  if (optimizer.keras_interleaves_slots()) {
-    for (size_t i = 0; i < variables; ++i) {
-      for (size_t k = 0; k < slots; ++k) order.emplace_back(i, k);
-    }
-  } else {
-    for (size_t k = 0; k < slots; ++k) {
-      for (size_t i = 0; i < variables; ++i) order.emplace_back(i, k);
-    }
+/// The number of Keras optimizer variables before the slots: iteration, and learning_rate
+/// unless the learning rate is a schedule (Keras then keeps no variable of it).
+size_t optimizer_scalars(const optimizers::Optimizer& optimizer) {
+  return optimizer.learning_rate_schedule() ? 1 : 2;
+}
+
+/// An optimizer variable as Keras stores it: a slot in Keras' layout of its weight.
+Tensor keras_value(const optimizers::KerasVariable& variable, const std::vector<Variable*>& weights) {
+  return variable.variable ? weights[*variable.variable]->to_keras_layout(*variable.value) : *variable.value;
+}
+
+/// Reads a stored optimizer variable into `variable`.
+void read_keras_value(const StoredGroup& group, const std::string& name, const optimizers::KerasVariable& variable,
+                      const std::vector<Variable*>& weights) {
+  if (!variable.variable) {
+    Tensor value = group.read_dataset(name, variable.value->shape());
+    std::memcpy(variable.value->raw_data(), value.raw_data(), value.num_bytes());
+    return;
   }
-  return order;
+  Variable& weight = *weights[*variable.variable];
+  weight.from_keras_layout(group.read_dataset(name, weight.shape()), *variable.value);
 }
 
 /// A loss as Keras serializes it; `module` names where Keras 3 finds its class (.keras files).
@@ -188,11 +194,13 @@ void write_optimizer(const models::Model& model, const Hdf5Object& file) {
   std::string prefix = keras_optimizer_name(optimizer.class_name());
   Hdf5Object group = file.create_group("optimizer_weights");
   Hdf5Object slots = group.create_group(prefix);
-  std::vector<std::string> names = {prefix + "/iteration", prefix + "/learning_rate"};
+  std::vector<std::string> names = {prefix + "/iteration"};
   slots.write_int64_scalar("iteration", optimizer.iterations());
-  float learning_rate = optimizer.learning_rate();
-  slots.write_dataset("learning_rate", Shape{}, &learning_rate);
-  std::vector<std::string> slot_names = optimizer.slot_names();
+  if (!optimizer.learning_rate_schedule()) {
+    float learning_rate = optimizer.learning_rate();
+    slots.write_dataset("learning_rate", Shape{}, &learning_rate);
+    names.push_back(prefix + "/learning_rate");
+  }
   std::vector<std::string> prefixes;  // <model>_<layer>_<weight>, per trainable variable
   std::vector<Variable*> weights;
   const std::vector<Variable*> trainable = model.trainable_weights();
@@ -204,9 +212,9 @@ void write_optimizer(const models::Model& model, const Hdf5Object& file) {
       weights.push_back(weight);
     }
   }
-  for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
-    std::string name = prefixes[i] + "_" + slot_names[k];
-    Tensor value = weights[i]->to_keras_layout(optimizer.slot(i, int(k)));
+  for (const optimizers::KerasVariable& variable : optimizer.keras_variables()) {
+    std::string name = variable.variable ? prefixes[*variable.variable] + "_" + variable.name : variable.name;
+    Tensor value = keras_value(variable, weights);
     slots.write_dataset(name, value.shape(), value.data<float>());
     names.push_back(prefix + "/" + name);
   }
@@ -267,24 +275,20 @@ void read_optimizer(models::Model& model, const StoredGroup& file) {
   optimizers::Optimizer& optimizer = *model.optimizer();
   const StoredGroup& group = file.open_group("optimizer_weights");
   std::vector<std::string> names = group.read_string_array_attribute("weight_names");
-  std::vector<std::string> slot_names = optimizer.slot_names();
-  std::vector<Variable*> weights = model.trainable_weights();
-  size_t expected = 2 + weights.size() * slot_names.size();
+  const std::vector<optimizers::KerasVariable> variables = optimizer.keras_variables();
+  const size_t scalars = optimizer_scalars(optimizer), expected = scalars + variables.size();
   // A model compiled but never trained: Keras has not built the slots yet; they start at zero.
-  bool untrained = names.size() == 2 && group.read_int64_scalar(names[0]) == 0;
+  bool untrained = names.size() == scalars && group.read_int64_scalar(names[0]) == 0;
   if (names.size() != expected && !untrained) {
     throw Error(ErrorCode::data_loss, group.path() + " holds " + std::to_string(names.size()) +
                                           " optimizer values; " + optimizer.class_name() + " of this model needs " +
                                           std::to_string(expected));
   }
   optimizer.set_iterations(group.read_int64_scalar(names[0]));
-  optimizer.set_learning_rate(group.read_dataset(names[1], Shape{}).data<float>()[0]);
+  if (scalars == 2) optimizer.set_learning_rate(group.read_dataset(names[1], Shape{}).data<float>()[0]);
   if (untrained) return;
-  size_t index = 2;
-  for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
-    Tensor value = group.read_dataset(names[index++], weights[i]->shape());
-    weights[i]->from_keras_layout(value, optimizer.slot(i, int(k)));
-  }
+  const std::vector<Variable*> weights = model.trainable_weights();
+  for (size_t v = 0; v < variables.size(); ++v) read_keras_value(group, names[scalars + v], variables[v], weights);
 }
 
 /// A loss from Keras' config: a name or a {"class_name", "config"} object.
@@ -382,7 +386,8 @@ std::vector<std::string> keras3_layer_keys(const models::Model& model) {
 
 /// Keras 3's weights layout (model.weights.h5 in a .keras archive, and .weights.h5 files):
 ///   /layers/<key>/vars/0, 1, ...     (key: keras3_layer_keys; @name = the layer's name)
-///   /optimizer/vars/0 iteration, 1 learning_rate, then each weight's slots in turn
+///   /optimizer/vars/0 iteration, 1 learning_rate (none with a schedule), then the slots in
+///                                    Keras' order (Optimizer::keras_variables)
 ///   /vars                            (@name = the model's name; the model's own weights: none)
 /// /layers/<key>/vars of each member of `model` under `group`; a nested model's under
 /// /layers/<key>/layers/..., as Keras 3 nests them.
@@ -431,12 +436,14 @@ void write_keras3_weights(const models::Model& model, const Hdf5Object& file, bo
     Hdf5Object vars = file.create_group("optimizer").create_group("vars");
     vars.write_string_attribute("name", keras_optimizer_name(optimizer.class_name()));
     vars.write_int64_scalar("0", optimizer.iterations());
-    float learning_rate = optimizer.learning_rate();
-    vars.write_dataset("1", Shape{}, &learning_rate);
-    int index = 2;
-    std::vector<Variable*> weights = model.trainable_weights();
-    for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
-      Tensor value = weights[i]->to_keras_layout(optimizer.slot(i, int(k)));
+    if (!optimizer.learning_rate_schedule()) {
+      float learning_rate = optimizer.learning_rate();
+      vars.write_dataset("1", Shape{}, &learning_rate);
+    }
+    size_t index = optimizer_scalars(optimizer);
+    const std::vector<Variable*> weights = model.trainable_weights();
+    for (const optimizers::KerasVariable& variable : optimizer.keras_variables()) {
+      Tensor value = keras_value(variable, weights);
       vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>());
     }
   }
@@ -450,15 +457,13 @@ void read_keras3_weights(models::Model& model, const StoredGroup& file, bool wit
   optimizers::Optimizer& optimizer = *model.optimizer();
   const StoredGroup& vars = file.open_group("optimizer/vars");
   optimizer.set_iterations(vars.read_int64_scalar("0"));
-  optimizer.set_learning_rate(vars.read_dataset("1", Shape{}).data<float>()[0]);
+  const size_t scalars = optimizer_scalars(optimizer);
+  if (scalars == 2) optimizer.set_learning_rate(vars.read_dataset("1", Shape{}).data<float>()[0]);
   // A model compiled but never trained: Keras has not built the slots yet; they start at zero.
-  if (!vars.has_child("2") && optimizer.iterations() == 0) return;
-  std::vector<Variable*> weights = model.trainable_weights();
-  size_t index = 2;
-  for (auto [i, k] : keras_slot_order(optimizer, weights.size())) {
-    Tensor value = vars.read_dataset(std::to_string(index++), weights[i]->shape());
-    weights[i]->from_keras_layout(value, optimizer.slot(i, int(k)));
-  }
+  if (!vars.has_child(std::to_string(scalars)) && optimizer.iterations() == 0) return;
+  const std::vector<Variable*> weights = model.trainable_weights();
+  const std::vector<optimizers::KerasVariable> variables = optimizer.keras_variables();
+  for (size_t v = 0; v < variables.size(); ++v) read_keras_value(vars, std::to_string(scalars + v), variables[v], weights);
 }
 
 /// A scratch file for an HDF5 image going into or coming out of a .keras archive.
@@ -622,12 +627,11 @@ json restore_model(models::Model& model, const std::string& path) {
   // A file that fails half-way must not leave half its values in the model.
   optimizers::Optimizer& optimizer = *model.optimizer();
   std::vector<Variable*> weights = model.weights();
-  const size_t trained = model.trainable_weights().size();
+  std::vector<Tensor*> values;
+  for (Variable* weight : weights) values.push_back(&weight->value());
+  for (const optimizers::KerasVariable& variable : optimizer.keras_variables()) values.push_back(variable.value);
   std::vector<Tensor> saved;
-  for (Variable* weight : weights) saved.push_back(weight->value().clone());
-  for (size_t i = 0; i < trained; ++i) {
-    for (size_t k = 0; k < optimizer.slot_names().size(); ++k) saved.push_back(optimizer.slot(i, int(k)).clone());
-  }
+  for (const Tensor* value : values) saved.push_back(value->clone());
   int64_t iterations = optimizer.iterations();
   float learning_rate = optimizer.learning_rate();
   try {
@@ -635,13 +639,9 @@ json restore_model(models::Model& model, const std::string& path) {
     read_optimizer(model, file);
   } catch (...) {
     auto copy = [](const Tensor& from, Tensor& to) { std::memcpy(to.raw_data(), from.raw_data(), from.num_bytes()); };
-    size_t next = 0;
-    for (Variable* weight : weights) copy(saved[next++], weight->value());
-    for (size_t i = 0; i < trained; ++i) {
-      for (size_t k = 0; k < optimizer.slot_names().size(); ++k) copy(saved[next++], optimizer.slot(i, int(k)));
-    }
+    for (size_t i = 0; i < values.size(); ++i) copy(saved[i], *values[i]);
     optimizer.set_iterations(iterations);
-    optimizer.set_learning_rate(learning_rate);
+    if (!optimizer.learning_rate_schedule()) optimizer.set_learning_rate(learning_rate);
     throw;
   }
   return state;

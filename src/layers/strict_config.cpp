@@ -21,11 +21,9 @@ std::string dtype_policy_name(const json& dtype) {
 
 }  // namespace
 
-StrictConfig::StrictConfig(const std::string& class_name, const json& config)
-    : class_name_(class_name), config_(config) {
-  check_argument(config.is_object(), class_name + " config must be an object, got " +
-                                         config.dump().substr(0, 200));
+StrictConfig::StrictConfig(const std::string& class_name, const json& config) : ConfigReader(class_name, config) {
   name_ = take<std::string>("name", "");
+  if (!name_.empty()) set_owner(class_name + " '" + name_ + "'");
   trainable_ = take("trainable", true);
   const json* dtype = find("dtype");
   if (dtype != nullptr && !dtype->is_null()) {
@@ -37,18 +35,6 @@ StrictConfig::StrictConfig(const std::string& class_name, const json& config)
   }
   // Keras 2 writes the model's input shape on its first layer; the model builder reads it.
   ignore("batch_input_shape");
-}
-
-const json* StrictConfig::find(const std::string& key) {
-  seen_.insert(key);
-  auto found = config_.find(key);
-  return found == config_.end() ? nullptr : &*found;
-}
-
-void StrictConfig::refuse(const std::string& key, const json& value, const std::string& why) const {
-  std::string layer = class_name_ + (name_.empty() ? "" : " '" + name_ + "'");
-  throw Error(ErrorCode::invalid_argument,
-              layer + ": " + key + (value.is_null() ? "" : " " + value.dump()) + " " + why);
 }
 
 int64_t StrictConfig::take_axis(const std::string& key, int64_t fallback) {
@@ -85,31 +71,6 @@ Initializer StrictConfig::take_initializer(const std::string& key, const std::st
     return value->is_string() ? Initializer(value->get<std::string>()) : Initializer::from_config(*value);
   } catch (const Error& error) {
     refuse(key, nullptr, error.message());
-  }
-}
-
-void StrictConfig::allow_only(const std::string& key, const std::vector<json>& values,
-                              const std::string& implemented) {
-  const json* value = find(key);
-  if (value == nullptr || value->is_null()) return;
-  for (const json& accepted : values) {
-    if (*value == accepted) return;
-  }
-  refuse(key, *value, "is not supported: " + implemented);
-}
-
-void StrictConfig::allow_null(const std::string& key) {
-  const json* value = find(key);
-  if (value != nullptr && !value->is_null()) {
-    refuse(key, *value, "is not supported yet; remove it from the layer");
-  }
-}
-
-void StrictConfig::ignore(const std::string& key) { seen_.insert(key); }
-
-void StrictConfig::finish() const {
-  for (const auto& [key, value] : config_.items()) {
-    if (!seen_.contains(key)) refuse(key, value, "is not a setting Tenfold knows for this layer");
   }
 }
 

@@ -12,10 +12,9 @@ class Adagrad : public Optimizer {
       : Optimizer(learning_rate), initial_(initial_accumulator_value), epsilon_(epsilon) {}
   std::string class_name() const override { return "Adagrad"; }
   nlohmann::json get_config() const override;
-  std::vector<std::string> slot_names() const override { return {"accumulator"}; }
+  std::vector<std::vector<std::string>> slot_groups() const override { return {{"accumulator"}}; }
 
  protected:
-  int slots_per_variable() const override { return 1; }
   float initial_slot_value(int) const override { return initial_; }
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;

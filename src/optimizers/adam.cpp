@@ -1,5 +1,6 @@
 #include "optimizers/adam.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tenfold::optimizers {
@@ -9,12 +10,12 @@ nlohmann::json Adam::get_config() const {
   config["beta_1"] = beta_1_;
   config["beta_2"] = beta_2_;
   config["epsilon"] = epsilon_;
-  config["amsgrad"] = false;
+  config["amsgrad"] = amsgrad_;
   return config;
 }
 
 void Adam::begin_step() {
-  float step = float(iterations() + 1);
+  float step = float(update_steps() + 1);
   float beta_1_power = std::pow(beta_1_, step);
   float beta_2_power = std::pow(beta_2_, step);
   alpha_ = learning_rate() * std::sqrt(1 - beta_2_power) / (1 - beta_1_power);
@@ -25,6 +26,18 @@ void Adam::update(float* value, const float* gradient, std::span<float* const> s
   float* m = slots[0];
   float* v = slots[1];
   const float one_minus_beta_1 = 1 - beta_1_, one_minus_beta_2 = 1 - beta_2_;
+  if (amsgrad_) {
+    float* v_hat = slots[2];
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < count; ++i) {
+      float g = gradient[i];
+      m[i] += (g - m[i]) * one_minus_beta_1;
+      v[i] += (g * g - v[i]) * one_minus_beta_2;
+      v_hat[i] = std::max(v_hat[i], v[i]);
+      value[i] -= alpha_ * m[i] / (std::sqrt(v_hat[i]) + epsilon_);
+    }
+    return;
+  }
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) {
     float g = gradient[i];

@@ -4,6 +4,7 @@
 //   alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)
 //   m += (g - m) * (1 - beta_1);  v += (g^2 - v) * (1 - beta_2)
 //   w -= alpha * m / (sqrt(v) + epsilon)
+// With amsgrad, v_hat = max(v_hat, v) takes v's place in the update.
 #include "optimizers/optimizer.h"
 
 namespace tenfold::optimizers {
@@ -11,20 +12,23 @@ namespace tenfold::optimizers {
 class Adam : public Optimizer {
  public:
   explicit Adam(float learning_rate = 0.001f, float beta_1 = 0.9f, float beta_2 = 0.999f,
-                float epsilon = 1e-7f)
-      : Optimizer(learning_rate), beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon) {}
+                float epsilon = 1e-7f, bool amsgrad = false)
+      : Optimizer(learning_rate), beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon), amsgrad_(amsgrad) {}
   std::string class_name() const override { return "Adam"; }
   nlohmann::json get_config() const override;
-  std::vector<std::string> slot_names() const override { return {"momentum", "velocity"}; }
+  std::vector<std::vector<std::string>> slot_groups() const override {
+    if (amsgrad_) return {{"momentum", "velocity"}, {"velocity_hat"}};
+    return {{"momentum", "velocity"}};
+  }
 
  protected:
-  int slots_per_variable() const override { return 2; }
   void begin_step() override;
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;
 
  private:
   float beta_1_, beta_2_, epsilon_;
+  bool amsgrad_;
   float alpha_ = 0;
 };
 
@@ -33,8 +37,8 @@ class Adam : public Optimizer {
 class AdamW : public Adam {
  public:
   explicit AdamW(float learning_rate = 0.001f, float beta_1 = 0.9f, float beta_2 = 0.999f,
-                 float epsilon = 1e-7f, float weight_decay = 0.004f)
-      : Adam(learning_rate, beta_1, beta_2, epsilon) {
+                 float epsilon = 1e-7f, bool amsgrad = false, float weight_decay = 0.004f)
+      : Adam(learning_rate, beta_1, beta_2, epsilon, amsgrad) {
     set_gradient_options({.weight_decay = weight_decay});
   }
   std::string class_name() const override { return "AdamW"; }

@@ -13,7 +13,7 @@ nlohmann::json Adamax::get_config() const {
   return config;
 }
 
-void Adamax::begin_step() { correction_ = 1 - std::pow(beta_1_, float(iterations() + 1)); }
+void Adamax::begin_step() { correction_ = 1 - std::pow(beta_1_, float(update_steps() + 1)); }
 
 void Adamax::update(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
   float* m = slots[0];

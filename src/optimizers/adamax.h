@@ -13,10 +13,9 @@ class Adamax : public Optimizer {
       : Optimizer(learning_rate), beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon) {}
   std::string class_name() const override { return "Adamax"; }
   nlohmann::json get_config() const override;
-  std::vector<std::string> slot_names() const override { return {"momentum", "norm"}; }
+  std::vector<std::vector<std::string>> slot_groups() const override { return {{"momentum", "norm"}}; }
 
  protected:
-  int slots_per_variable() const override { return 2; }
   void begin_step() override;
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;

@@ -11,10 +11,9 @@ class Lion : public Optimizer {
       : Optimizer(learning_rate), beta_1_(beta_1), beta_2_(beta_2) {}
   std::string class_name() const override { return "Lion"; }
   nlohmann::json get_config() const override;
-  std::vector<std::string> slot_names() const override { return {"momentum"}; }
+  std::vector<std::vector<std::string>> slot_groups() const override { return {{"momentum"}}; }
 
  protected:
-  int slots_per_variable() const override { return 1; }
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;
 

@@ -4,29 +4,73 @@
 #include <array>
 #include <cmath>
 
+#include "core/config_reader.h"
 #include "core/error.h"
+#include "optimizers/adadelta.h"
 #include "optimizers/adagrad.h"
 #include "optimizers/adam.h"
 #include "optimizers/adamax.h"
 #include "optimizers/lion.h"
+#include "optimizers/nadam.h"
 #include "optimizers/rmsprop.h"
 #include "optimizers/sgd.h"
 
 namespace tenfold::optimizers {
 
 nlohmann::json Optimizer::get_config() const {
-  nlohmann::json config = {{"name", class_name()}, {"learning_rate", learning_rate_}};
-  auto optional = [](const std::optional<float>& value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); };
+  nlohmann::json config = {{"name", class_name()},
+                           {"learning_rate", schedule_ ? serialize(*schedule_) : nlohmann::json(learning_rate_)}};
+  auto optional = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); };
   config["weight_decay"] = optional(gradient_options_.weight_decay);
   config["clipnorm"] = optional(gradient_options_.clipnorm);
   config["global_clipnorm"] = optional(gradient_options_.global_clipnorm);
   config["clipvalue"] = optional(gradient_options_.clipvalue);
+  config["gradient_accumulation_steps"] = optional(gradient_options_.gradient_accumulation_steps);
   return config;
+}
+
+float Optimizer::learning_rate() const {
+  return schedule_ ? float((*schedule_)(iterations_)) : learning_rate_;
+}
+
+void Optimizer::set_learning_rate(float learning_rate) {
+  check_argument(!schedule_, class_name() + "'s learning rate is a " + (schedule_ ? schedule_->class_name() : "") +
+                                 " schedule and cannot be set (as in Keras); use a constant learning rate with "
+                                 "callbacks that change it");
+  learning_rate_ = learning_rate;
+}
+
+int64_t Optimizer::update_steps() const {
+  return iterations_ / gradient_options_.gradient_accumulation_steps.value_or(1);
+}
+
+std::vector<std::string> Optimizer::slot_names() const {
+  std::vector<std::string> names;
+  for (const auto& group : slot_groups()) names.insert(names.end(), group.begin(), group.end());
+  return names;
+}
+
+std::vector<KerasVariable> Optimizer::keras_variables() {
+  std::vector<KerasVariable> result;
+  for (size_t i = 0; i < accumulators_.size(); ++i) result.push_back({i, "gradient_accumulator", &accumulators_[i]});
+  int first = 0;
+  for (const auto& group : slot_groups()) {
+    for (size_t i = 0; i < variables_.size(); ++i) {
+      for (size_t k = 0; k < group.size(); ++k) result.push_back({i, group[k], &slot(i, first + int(k))});
+    }
+    first += int(group.size());
+  }
+  for (auto [name, value] : keras_scalars()) result.push_back({std::nullopt, name, value});
+  return result;
 }
 
 void Optimizer::set_gradient_options(const GradientOptions& options) {
   check_argument(int(bool(options.clipnorm)) + int(bool(options.global_clipnorm)) + int(bool(options.clipvalue)) <= 1,
                  class_name() + ": only one of clipnorm, global_clipnorm and clipvalue can be set (as in Keras)");
+  check_argument(!options.gradient_accumulation_steps || *options.gradient_accumulation_steps >= 2,
+                 class_name() + ": gradient_accumulation_steps must be an integer >= 2 (as in Keras), got " +
+                     std::to_string(options.gradient_accumulation_steps.value_or(0)));
+  check_argument(!built(), class_name() + ": set the gradient options before the optimizer is built");
   gradient_options_ = options;
 }
 
@@ -58,8 +102,15 @@ void Optimizer::build(std::vector<Variable*> variables) {
   variables_ = std::move(variables);
   slots_.assign(variables_.size(), {});
   slot_pointers_.assign(variables_.size(), {});
+  accumulators_.clear();
+  const size_t slots = slot_names().size();
+  check_argument(slots <= max_slots, class_name() + " uses more than " + std::to_string(max_slots) + " slots");
   for (size_t i = 0; i < variables_.size(); ++i) {
-    for (int s = 0; s < slots_per_variable(); ++s) {
+    if (gradient_options_.gradient_accumulation_steps) {
+      accumulators_.emplace_back(variables_[i]->value().shape());
+      accumulators_.back().fill_zero();
+    }
+    for (int s = 0; s < int(slots); ++s) {
       slots_[i].emplace_back(variables_[i]->value().shape());
       for (float& v : slots_[i].back().values<float>()) v = initial_slot_value(s);
       slot_pointers_[i].push_back(slots_[i].back().data<float>());
@@ -71,11 +122,15 @@ void Optimizer::apply_gradients(std::span<Tensor> gradients, const RunParts& run
   check_argument(gradients.size() == variables_.size(),
                  "optimizer built for " + std::to_string(variables_.size()) +
                      " variables got " + std::to_string(gradients.size()) + " gradients");
+  if (!accumulate(gradients)) {
+    ++iterations_;
+    return;
+  }
   clip(gradients);
   begin_step();
   // Keras' decoupled weight decay, before the update: w = w - w * weight_decay * lr.
   const std::optional<float> decay = gradient_options_.weight_decay;
-  const float lr = learning_rate_;
+  const float lr = learning_rate();
   auto decay_weights = [decay, lr](float* value, int64_t count) {
     if (!decay) return;
     for (int64_t i = 0; i < count; ++i) value[i] = value[i] - value[i] * *decay * lr;
@@ -106,42 +161,69 @@ void Optimizer::apply_gradients(std::span<Tensor> gradients, const RunParts& run
   ++iterations_;
 }
 
+bool Optimizer::accumulate(std::span<Tensor> gradients) {
+  if (!gradient_options_.gradient_accumulation_steps) return true;
+  const int steps = *gradient_options_.gradient_accumulation_steps;
+  const bool update = (iterations_ + 1) % steps == 0;
+  for (size_t i = 0; i < gradients.size(); ++i) {
+    float* sum = accumulators_[i].data<float>();
+    float* gradient = gradients[i].data<float>();
+    const int64_t count = gradients[i].num_elements();
+    if (!update) {
+      for (int64_t e = 0; e < count; ++e) sum[e] += gradient[e];
+      continue;
+    }
+    // Keras: (g + accumulated) / steps, then the accumulators restart from zero.
+    for (int64_t e = 0; e < count; ++e) {
+      gradient[e] = (gradient[e] + sum[e]) / float(steps);
+      sum[e] = 0.0f;
+    }
+  }
+  return update;
+}
+
 namespace {
 
-template <typename Number>
-std::shared_ptr<Optimizer> make_from_config(const std::string& name, const nlohmann::json& config,
-                                            const Number& number) {
+/// The optimizer `name` from its own keys (those every optimizer has are read by from_config);
+/// `learning_rate(fallback)` reads the constant learning rate, Keras' default for the class
+/// when absent.
+std::shared_ptr<Optimizer> make_from_config(const std::string& name, ConfigReader& c,
+                                            const std::function<float(float)>& learning_rate) {
+  auto number = [&](const char* key, float fallback) { return c.take<float>(key, fallback); };
   if (name == "Adam" || name == "AdamW") {
-    check_argument(!config.value("amsgrad", false), name + "'s amsgrad is not supported by Tenfold yet");
-    if (name == "AdamW") {
-      return std::make_shared<AdamW>(number("learning_rate", 0.001f), number("beta_1", 0.9f),
-                                     number("beta_2", 0.999f), number("epsilon", 1e-7f));
-    }
-    return std::make_shared<Adam>(number("learning_rate", 0.001f), number("beta_1", 0.9f),
-                                  number("beta_2", 0.999f), number("epsilon", 1e-7f));
+    const float lr = learning_rate(0.001f), beta_1 = number("beta_1", 0.9f), beta_2 = number("beta_2", 0.999f),
+                epsilon = number("epsilon", 1e-7f);
+    const bool amsgrad = c.take("amsgrad", false);
+    if (name == "AdamW") return std::make_shared<AdamW>(lr, beta_1, beta_2, epsilon, amsgrad);
+    return std::make_shared<Adam>(lr, beta_1, beta_2, epsilon, amsgrad);
   }
   if (name == "Adamax") {
-    return std::make_shared<Adamax>(number("learning_rate", 0.001f), number("beta_1", 0.9f),
-                                    number("beta_2", 0.999f), number("epsilon", 1e-7f));
+    return std::make_shared<Adamax>(learning_rate(0.001f), number("beta_1", 0.9f), number("beta_2", 0.999f),
+                                    number("epsilon", 1e-7f));
+  }
+  if (name == "Nadam") {
+    return std::make_shared<Nadam>(learning_rate(0.001f), number("beta_1", 0.9f), number("beta_2", 0.999f),
+                                   number("epsilon", 1e-7f));
   }
   if (name == "Adagrad") {
-    return std::make_shared<Adagrad>(number("learning_rate", 0.001f),
-                                     number("initial_accumulator_value", 0.1f), number("epsilon", 1e-7f));
+    return std::make_shared<Adagrad>(learning_rate(0.001f), number("initial_accumulator_value", 0.1f),
+                                     number("epsilon", 1e-7f));
+  }
+  if (name == "Adadelta") {
+    return std::make_shared<Adadelta>(learning_rate(0.001f), number("rho", 0.95f), number("epsilon", 1e-7f));
   }
   if (name == "Lion") {
-    return std::make_shared<Lion>(number("learning_rate", 0.001f), number("beta_1", 0.9f), number("beta_2", 0.99f));
+    return std::make_shared<Lion>(learning_rate(0.001f), number("beta_1", 0.9f), number("beta_2", 0.99f));
   }
   if (name == "SGD") {
-    return std::make_shared<SGD>(number("learning_rate", 0.01f), number("momentum", 0),
-                                 config.value("nesterov", false));
+    return std::make_shared<SGD>(learning_rate(0.01f), number("momentum", 0), c.take("nesterov", false));
   }
   if (name == "RMSprop") {
-    check_argument(!config.value("centered", false), "RMSprop's centered=True is not supported by Tenfold yet");
-    return std::make_shared<RMSprop>(number("learning_rate", 0.001f), number("rho", 0.9f),
-                                     number("momentum", 0), number("epsilon", 1e-7f));
+    return std::make_shared<RMSprop>(learning_rate(0.001f), number("rho", 0.9f), number("momentum", 0),
+                                     number("epsilon", 1e-7f), c.take("centered", false));
   }
-  throw Error(ErrorCode::invalid_argument, "optimizer '" + name +
-                                               "' is not supported; use Adam, AdamW, Adamax, Adagrad, Lion, SGD or RMSprop");
+  throw Error(ErrorCode::invalid_argument,
+              "optimizer '" + name + "' is not supported; use Adam, AdamW, Adamax, Nadam, Adagrad, Adadelta, Lion, SGD or RMSprop");
 }
 
 }  // namespace
@@ -149,26 +231,37 @@ std::shared_ptr<Optimizer> make_from_config(const std::string& name, const nlohm
 std::shared_ptr<Optimizer> from_config(const nlohmann::json& optimizer) {
   check_argument(optimizer.is_object() && optimizer.contains("class_name"),
                  "an optimizer config needs 'class_name', got " + optimizer.dump().substr(0, 200));
-  std::string name = optimizer.at("class_name").get<std::string>();
-  nlohmann::json config = optimizer.value("config", nlohmann::json::object());
-  auto number = [&](const char* key, float fallback) {
-    auto found = config.find(key);
-    return found == config.end() || found->is_null() ? fallback : found->get<float>();
-  };
-  for (const char* unsupported : {"loss_scale_factor", "gradient_accumulation_steps"}) {
-    check_argument(!config.contains(unsupported) || config.at(unsupported).is_null(),
-                   name + "'s '" + unsupported + "' is not supported by Tenfold yet");
+  const std::string name = optimizer.at("class_name").get<std::string>();
+  const nlohmann::json config = optimizer.value("config", nlohmann::json::object());
+  ConfigReader c(name, config);
+  c.ignore("name");
+  // A schedule, or a number read with the class's default.
+  std::shared_ptr<const LearningRateSchedule> schedule;
+  if (config.contains("learning_rate") && config.at("learning_rate").is_object()) {
+    schedule = schedule_from_config(config.at("learning_rate"));
+    c.ignore("learning_rate");
   }
-  check_argument(!config.value("use_ema", false), name + "'s use_ema is not supported by Tenfold yet");
-  auto optional = [&](const char* key) {
-    auto found = config.find(key);
-    return found == config.end() || found->is_null() ? std::nullopt : std::optional<float>(found->get<float>());
-  };
-  std::shared_ptr<Optimizer> result = make_from_config(name, config, number);
-  GradientOptions options{.weight_decay = optional("weight_decay"), .clipnorm = optional("clipnorm"),
-                          .global_clipnorm = optional("global_clipnorm"), .clipvalue = optional("clipvalue")};
-  if (!config.contains("weight_decay")) options.weight_decay = result->gradient_options().weight_decay;  // AdamW's 0.004
+  auto learning_rate = [&](float fallback) { return schedule ? fallback : c.take<float>("learning_rate", fallback); };
+  std::shared_ptr<Optimizer> result = make_from_config(name, c, learning_rate);
+  result->set_learning_rate_schedule(schedule);
+
+  GradientOptions options = result->gradient_options();  // AdamW's weight decay unless given
+  if (c.contains("weight_decay")) options.weight_decay = c.take_optional<float>("weight_decay");
+  options.clipnorm = c.take_optional<float>("clipnorm");
+  options.global_clipnorm = c.take_optional<float>("global_clipnorm");
+  options.clipvalue = c.take_optional<float>("clipvalue");
+  options.gradient_accumulation_steps = c.take_optional<int>("gradient_accumulation_steps");
   result->set_gradient_options(options);
+  c.allow_only("use_ema", {false}, "no exponential moving average of the weights");
+  c.ignore("ema_momentum");             // used only with use_ema
+  c.ignore("ema_overwrite_frequency");  // used only with use_ema
+  c.allow_null("loss_scale_factor");
+  // Keras 2's: decay (Keras 3 ignores it, so only 0 means the same), jit_compile (how TF
+  // compiles, not what), is_legacy_optimizer.
+  c.allow_only("decay", {0, 0.0}, "Keras 3 has no decay argument; use a learning rate schedule");
+  c.ignore("jit_compile");
+  c.allow_only("is_legacy_optimizer", {false}, "Keras 2's legacy optimizers are not supported");
+  c.finish();
   return result;
 }
 
@@ -176,12 +269,14 @@ std::shared_ptr<Optimizer> get(const std::string& name) {
   if (name == "adam" || name == "Adam") return std::make_shared<Adam>();
   if (name == "adamw" || name == "AdamW") return std::make_shared<AdamW>();
   if (name == "adamax" || name == "Adamax") return std::make_shared<Adamax>();
+  if (name == "nadam" || name == "Nadam") return std::make_shared<Nadam>();
+  if (name == "adadelta" || name == "Adadelta") return std::make_shared<Adadelta>();
   if (name == "adagrad" || name == "Adagrad") return std::make_shared<Adagrad>();
   if (name == "lion" || name == "Lion") return std::make_shared<Lion>();
   if (name == "sgd" || name == "SGD") return std::make_shared<SGD>();
   if (name == "rmsprop" || name == "RMSprop") return std::make_shared<RMSprop>();
   throw Error(ErrorCode::invalid_argument, "optimizer '" + name +
-                                               "' is not supported; use adam, adamw, adamax, adagrad, lion, sgd or rmsprop");
+                                               "' is not supported; use adam, adamw, adamax, nadam, adagrad, adadelta, lion, sgd or rmsprop");
 }
 
 }  // namespace tenfold::optimizers

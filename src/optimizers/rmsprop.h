@@ -1,6 +1,7 @@
 #pragma once
-// keras.optimizers.RMSprop (not centered): v = rho * v + (1 - rho) * g^2,
-// step = lr * g / sqrt(v + epsilon); with momentum, m = momentum * m + step, w -= m.
+// keras.optimizers.RMSprop: v = rho * v + (1 - rho) * g^2; centered, also a = rho * a +
+// (1 - rho) * g and the denominator is v - a^2; step = lr * g / sqrt(denominator + epsilon);
+// with momentum, m = momentum * m + step, w -= m.
 #include "optimizers/optimizer.h"
 
 namespace tenfold::optimizers {
@@ -8,20 +9,21 @@ namespace tenfold::optimizers {
 class RMSprop : public Optimizer {
  public:
   explicit RMSprop(float learning_rate = 0.001f, float rho = 0.9f, float momentum = 0.0f,
-                   float epsilon = 1e-7f)
-      : Optimizer(learning_rate), rho_(rho), momentum_(momentum), epsilon_(epsilon) {}
+                   float epsilon = 1e-7f, bool centered = false)
+      : Optimizer(learning_rate), rho_(rho), momentum_(momentum), epsilon_(epsilon), centered_(centered) {}
   std::string class_name() const override { return "RMSprop"; }
   nlohmann::json get_config() const override;
-  bool keras_interleaves_slots() const override { return false; }
-  std::vector<std::string> slot_names() const override { return momentum_ > 0 ? std::vector<std::string>{"velocity", "momentum"} : std::vector<std::string>{"velocity"}; }
+  /// Keras builds all velocities, then all momentums (momentum > 0), then all average
+  /// gradients (centered).
+  std::vector<std::vector<std::string>> slot_groups() const override;
 
  protected:
-  int slots_per_variable() const override { return 2; }
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;
 
  private:
   float rho_, momentum_, epsilon_;
+  bool centered_;
 };
 
 }  // namespace tenfold::optimizers

@@ -12,13 +12,14 @@ nlohmann::json SGD::get_config() const {
 void SGD::update(float* value, const float* gradient, std::span<float* const> slots,
                  int64_t count) {
   float lr = learning_rate();
+  if (momentum_ == 0.0f) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < count; ++i) value[i] -= lr * gradient[i];
+    return;
+  }
   float* m = slots[0];
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) {
-    if (momentum_ == 0.0f) {
-      value[i] -= lr * gradient[i];
-      continue;
-    }
     m[i] = momentum_ * m[i] - lr * gradient[i];
     value[i] += nesterov_ ? momentum_ * m[i] - lr * gradient[i] : m[i];
   }

@@ -11,10 +11,11 @@ class SGD : public Optimizer {
       : Optimizer(learning_rate), momentum_(momentum), nesterov_(nesterov) {}
   std::string class_name() const override { return "SGD"; }
   nlohmann::json get_config() const override;
-  std::vector<std::string> slot_names() const override { return momentum_ > 0 ? std::vector<std::string>{"momentum"} : std::vector<std::string>{}; }
+  std::vector<std::vector<std::string>> slot_groups() const override {
+    return momentum_ > 0 ? std::vector<std::vector<std::string>>{{"momentum"}} : std::vector<std::vector<std::string>>{};
+  }
 
  protected:
-  int slots_per_variable() const override { return 1; }
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;
 

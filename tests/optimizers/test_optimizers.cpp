@@ -132,12 +132,84 @@ TEST(RMSprop, FollowsKerasUpdate) {
   EXPECT_TRUE(testing::all_close(actual, w, 1e-4, 1e-6));
 }
 
+// Each of Keras' schedules, from its serialized config, at steps before, on and after its
+// boundaries, restarts and warmup, against Keras' own values.
+TEST(LearningRateSchedules, MatchKerasAtEveryStep) {
+  std::ifstream file(testing::fixture_path("keras/optimizers/schedules.json"));
+  const nlohmann::json schedules = nlohmann::json::parse(file);
+  ASSERT_EQ(schedules.size(), 11u);
+  for (const nlohmann::json& entry : schedules) {
+    std::shared_ptr<const LearningRateSchedule> schedule = schedule_from_config(entry.at("config"));
+    SCOPED_TRACE(entry.at("config").dump());
+    for (size_t i = 0; i < entry.at("steps").size(); ++i) {
+      const double expected = entry.at("values")[i].get<double>();
+      // Keras computes in float32 (pow over 100 decay periods: 2e-6 relative).
+      EXPECT_NEAR((*schedule)(entry.at("steps")[i].get<int64_t>()), expected, 1e-5 * std::abs(expected) + 1e-9)
+          << "step " << entry.at("steps")[i];
+    }
+    // Its serialization reads back to the same schedule.
+    EXPECT_EQ(schedule_from_config(serialize(*schedule))->get_config(), schedule->get_config());
+  }
+}
+
+TEST(LearningRateSchedules, AScheduledLearningRateCannotBeSet) {
+  std::shared_ptr<Optimizer> sgd = from_config(
+      {{"class_name", "SGD"},
+       {"config", {{"learning_rate", {{"class_name", "ExponentialDecay"},
+                                      {"config", {{"initial_learning_rate", 0.1}, {"decay_steps", 10}, {"decay_rate", 0.5}}}}}}}});
+  EXPECT_FLOAT_EQ(sgd->learning_rate(), 0.1f);
+  EXPECT_NE(testing::error_of([&] { sgd->set_learning_rate(0.5f); }).find("ExponentialDecay schedule and cannot be set"),
+            std::string::npos);
+}
+
+// Every key Keras writes is read with its meaning or refused by name.
+TEST(Optimizers, UnsupportedConfigKeysAreRefusedByName) {
+  struct Refusal {
+    nlohmann::json optimizer;
+    std::string message;
+  };
+  const nlohmann::json decay = {{"class_name", "ExponentialDecay"},
+                                {"config", {{"initial_learning_rate", 0.1}, {"decay_steps", 10}, {"decay_rate", 0.5}}}};
+  const std::vector<Refusal> refusals = {
+      {{{"class_name", "Adam"}, {"config", {{"beta_3", 0.5}}}}, "Adam: beta_3 0.5 is not a setting Tenfold knows"},
+      {{{"class_name", "SGD"}, {"config", {{"use_ema", true}}}}, "SGD: use_ema true is not supported"},
+      {{{"class_name", "SGD"}, {"config", {{"loss_scale_factor", 128.0}}}}, "SGD: loss_scale_factor 128.0 is not supported"},
+      {{{"class_name", "RMSprop"}, {"config", {{"decay", 0.01}}}}, "RMSprop: decay 0.01 is not supported"},
+      {{{"class_name", "Adam"}, {"config", {{"gradient_accumulation_steps", 1}}}}, "gradient_accumulation_steps must be an integer >= 2"},
+      {{{"class_name", "Ftrl"}, {"config", nlohmann::json::object()}}, "optimizer 'Ftrl' is not supported"},
+      {{{"class_name", "SGD"}, {"config", {{"learning_rate", {{"class_name", "MySchedule"}, {"module", "my_module"}}}}}},
+       "from module \"my_module\" is not a Keras built-in"},
+      {{{"class_name", "SGD"}, {"config", {{"learning_rate", {{"class_name", "OneCycle"}, {"config", nlohmann::json::object()}}}}}},
+       "learning rate schedule 'OneCycle' is not supported"},
+      {{{"class_name", "SGD"},
+        {"config", {{"learning_rate", {{"class_name", "ExponentialDecay"}, {"config", {{"initial_learning_rate", 0.1}, {"decay_steps", 10}, {"decay_rate", 0.5}, {"warmup", 3}}}}}}}},
+       "ExponentialDecay: warmup 3 is not a setting Tenfold knows"},
+      {{{"class_name", "SGD"},
+        {"config", {{"learning_rate", {{"class_name", "CosineDecay"}, {"config", {{"initial_learning_rate", 0.1}, {"decay_steps", 0}}}}}}}},
+       "decay_steps must be positive"},
+      {{{"class_name", "SGD"},
+        {"config", {{"learning_rate", {{"class_name", "PiecewiseConstantDecay"}, {"config", {{"boundaries", {1, 2}}, {"values", {1.0, 0.5}}}}}}}}},
+       "needs one more value than boundaries"},
+  };
+  for (const Refusal& refusal : refusals) {
+    const std::string error = testing::error_of([&] { from_config(refusal.optimizer); });
+    EXPECT_NE(error.find(refusal.message), std::string::npos) << refusal.optimizer.dump() << ": " << error;
+  }
+  // What Keras 2 and 3 write at values that mean what Tenfold computes loads.
+  EXPECT_NO_THROW(from_config({{"class_name", "Adam"},
+                               {"config", {{"name", "adam"}, {"learning_rate", decay}, {"use_ema", false}, {"ema_momentum", 0.99},
+                                           {"ema_overwrite_frequency", nullptr}, {"loss_scale_factor", nullptr},
+                                           {"decay", 0.0}, {"jit_compile", true}, {"is_legacy_optimizer", false}}}}));
+}
+
 TEST(Optimizers, KerasDefaults) {
   EXPECT_EQ(Adam().get_config()["learning_rate"], 0.001f);
   EXPECT_EQ(Adam().get_config()["epsilon"], 1e-7f);
   EXPECT_EQ(SGD().get_config()["learning_rate"], 0.01f);
   EXPECT_EQ(RMSprop().get_config()["rho"], 0.9f);
   EXPECT_EQ(get("adam")->class_name(), "Adam");
+  EXPECT_EQ(get("nadam")->class_name(), "Nadam");
+  EXPECT_EQ(get("adadelta")->get_config()["rho"], 0.95f);
 }
 
 }  // namespace

@@ -200,6 +200,27 @@ def mobile_model():
     return compiled(keras.Model(inputs, outputs, name="mobile"))
 
 
+def regularized_model():
+    """Keras' weight regularizers (added to the loss) and constraints (applied after each
+    update) on each kind of weight that takes them, in their string and object forms. No bias
+    feeds a BatchNormalization: its gradient there is rounding noise, which Adam scales up to
+    full steps."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Conv2D(4, 3, strides=2, use_bias=False, kernel_regularizer=keras.regularizers.L2(0.01),
+                            kernel_constraint=keras.constraints.UnitNorm(axis=[0, 1, 2]))(inputs)
+    x = keras.layers.BatchNormalization(gamma_regularizer=keras.regularizers.L1L2(l1=0.01, l2=0.1),
+                                        beta_constraint=keras.constraints.MinMaxNorm(0.0, 0.05, rate=0.5))(x)
+    x = keras.layers.PReLU(alpha_regularizer="l2", alpha_constraint="non_neg")(x)
+    x = keras.layers.DepthwiseConv2D(3, depthwise_regularizer=keras.regularizers.L1(0.001),
+                                     depthwise_constraint="non_neg", bias_regularizer="l1",
+                                     bias_constraint=keras.constraints.MaxNorm(0.01))(x)
+    x = keras.layers.Flatten()(x)
+    outputs = keras.layers.Dense(10, activation="softmax", kernel_regularizer=keras.regularizers.L1L2(l1=0.001, l2=0.01),
+                                 kernel_constraint=keras.constraints.MaxNorm(0.5),
+                                 bias_regularizer=keras.regularizers.L2(0.1))(x)
+    return compiled(keras.Model(inputs, outputs, name="regularized"))
+
+
 def convnext_model(adapt_to):
     """A ConvNeXt-style block, the layers keras.applications' ConvNeXt is made of: an adapted
     Normalization (mean, variance and count as weights), a Normalization given its statistics
@@ -389,6 +410,7 @@ def main():
     write_synchronized_batchnorm_config()
     parity(train, mobile_model, "parity_mobile", save_model=True)
     parity(train, lambda: convnext_model(train[0][:1024]), "parity_convnext", save_model=True)
+    parity(train, regularized_model, "parity_regularized")
     if not args.skip_curve:
         curve(train, test)
 

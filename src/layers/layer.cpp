@@ -142,6 +142,28 @@ int64_t Layer::count_params() const {
   return count;
 }
 
+void Layer::set_weight_regularizer(const std::string& name, std::optional<Regularizer> regularizer) {
+  if (regularizer) {
+    regularizers_[name] = *regularizer;
+  } else {
+    regularizers_.erase(name);
+  }
+  for (auto& weight : weights_) {
+    if (weight->name() == name) weight->set_regularizer(regularizer);
+  }
+}
+
+void Layer::set_weight_constraint(const std::string& name, std::optional<Constraint> constraint) {
+  if (constraint) {
+    constraints_[name] = *constraint;
+  } else {
+    constraints_.erase(name);
+  }
+  for (auto& weight : weights_) {
+    if (weight->name() == name) weight->set_constraint(constraint);
+  }
+}
+
 Variable& Layer::add_weight(const std::string& name, const Shape& shape,
                             const Initializer& initializer, Random& random,
                             std::shared_ptr<const WeightLayout> layout, bool trainable) {
@@ -149,6 +171,8 @@ Variable& Layer::add_weight(const std::string& name, const Shape& shape,
   Tensor keras_value(shape);
   initializer.fill(keras_value, random);
   variable->assign(keras_value);
+  if (auto found = regularizers_.find(name); found != regularizers_.end()) variable->set_regularizer(found->second);
+  if (auto found = constraints_.find(name); found != constraints_.end()) variable->set_constraint(found->second);
   weights_.push_back(std::move(variable));
   return *weights_.back();
 }

@@ -2,7 +2,9 @@
 // The Keras layer lifecycle: construct with arguments, build(input_shape) creates named weights,
 // compute_output_shape, get_config. compile() turns a built layer into a LayerStep: its kernels
 // for one fixed input shape, which a model's compiled step runs forward and backward.
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -124,6 +126,15 @@ class Layer : public std::enable_shared_from_this<Layer> {
   /// True when training this layer sums over the replicas during the step (CrossReplicaSum).
   virtual bool synchronizes_replicas() const { return false; }
   int64_t count_params() const;
+  /// Keras' regularizer and constraint of the weight named `name` ("kernel", "bias", "gamma",
+  /// ...), from the layer's <key>_regularizer and <key>_constraint arguments; empty removes
+  /// them. The training step adds the penalties to the loss and their gradients to the
+  /// weights', and applies the constraints after each update; registry's to_config writes them
+  /// in the layer's config.
+  void set_weight_regularizer(const std::string& name, std::optional<Regularizer> regularizer);
+  void set_weight_constraint(const std::string& name, std::optional<Constraint> constraint);
+  const std::map<std::string, Regularizer>& weight_regularizers() const { return regularizers_; }
+  const std::map<std::string, Constraint>& weight_constraints() const { return constraints_; }
   /// Keras' layer.trainable: false freezes the layer's weights (fine-tuning). Takes effect at
   /// the model's next compile, as in Keras.
   bool trainable() const { return trainable_; }
@@ -147,6 +158,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   bool built_ = false;
   Shape input_shape_;
   std::vector<std::unique_ptr<Variable>> weights_;
+  std::map<std::string, Regularizer> regularizers_;
+  std::map<std::string, Constraint> constraints_;
 };
 
 /// Resets the per-class counters behind default layer names (Keras' clear_session()).

@@ -33,15 +33,33 @@ void require_channels_last(StrictConfig& config) {
   config.allow_only("data_format", {"channels_last"}, "Tenfold is channels_last (NHWC)");
 }
 
-/// The keys Conv2D and Dense share beyond their own: regularizers, constraints, LoRA and
-/// quantization, none of which Tenfold implements yet.
+/// The keys Conv2D and Dense share beyond their own: activity regularizer, LoRA and
+/// quantization, which Tenfold does not implement yet.
 void allow_weighted_extras(StrictConfig& config) {
-  for (const char* key : {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
-                          "kernel_constraint", "bias_constraint", "lora_rank",
-                          "quantization_config"}) {
-    config.allow_null(key);
-  }
+  for (const char* key : {"activity_regularizer", "lora_rank", "quantization_config"}) config.allow_null(key);
   config.ignore("lora_alpha");  // only read with a lora_rank
+}
+
+/// The weights of each class that take Keras' <key>_regularizer and <key>_constraint: pairs of
+/// the key and the weight's name.
+std::vector<std::pair<std::string, std::string>> regularized_weights(const std::string& class_name) {
+  if (class_name == "Dense" || class_name == "Conv2D") return {{"kernel", "kernel"}, {"bias", "bias"}};
+  if (class_name == "DepthwiseConv2D") return {{"depthwise", "kernel"}, {"bias", "bias"}};
+  if (class_name == "BatchNormalization" || class_name == "LayerNormalization") return {{"gamma", "gamma"}, {"beta", "beta"}};
+  if (class_name == "PReLU") return {{"alpha", "alpha"}};
+  return {};
+}
+
+/// Reads the class's regularizers and constraints into `layer`.
+void take_weight_options(const std::string& class_name, StrictConfig& config, Layer& layer) {
+  for (const auto& [key, weight] : regularized_weights(class_name)) {
+    try {
+      layer.set_weight_regularizer(weight, Regularizer::from_config(config.take<json>(key + "_regularizer", nullptr)));
+      layer.set_weight_constraint(weight, Constraint::from_config(config.take<json>(key + "_constraint", nullptr)));
+    } catch (const Error& error) {
+      throw Error(error.code(), class_name + " '" + config.name() + "': " + error.message());
+    }
+  }
 }
 
 /// ZeroPadding2D's padding and Cropping2D's cropping in Keras' forms: n, (rows, columns), or
@@ -101,10 +119,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   const std::string& name = config.name();
   if (class_name == "DepthwiseConv2D") {
     require_channels_last(config);
-    for (const char* key : {"depthwise_regularizer", "bias_regularizer", "activity_regularizer",
-                            "depthwise_constraint", "bias_constraint"}) {
-      config.allow_null(key);
-    }
+    config.allow_null("activity_regularizer");
     const int64_t multiplier = config.take("depth_multiplier", int64_t(1));
     return std::make_shared<DepthwiseConv2D>(
         Conv2DOptions{.kernel_size = config.take_pair("kernel_size", {3, 3}),
@@ -207,8 +222,6 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   }
   if (class_name == "ELU") return std::make_shared<ELU>(config.take("alpha", 1.0), name);
   if (class_name == "PReLU") {
-    config.allow_null("alpha_regularizer");
-    config.allow_null("alpha_constraint");
     const json shared = config.take<json>("shared_axes", nullptr);
     std::vector<int64_t> axes;
     if (shared.is_number_integer()) axes.push_back(shared.get<int64_t>());
@@ -220,10 +233,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     return std::make_shared<Softmax>(name);
   }
   if (class_name == "BatchNormalization") {
-    for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint",
-                            "gamma_constraint", "virtual_batch_size", "adjustment"}) {
-      config.allow_null(key);
-    }
+    for (const char* key : {"virtual_batch_size", "adjustment"}) config.allow_null(key);
     config.allow_only("renorm", {false}, "batch renormalization is not implemented");
     config.allow_null("renorm_clipping");
     config.ignore("renorm_momentum");  // only read with renorm
@@ -252,9 +262,6 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
         seed.is_null() ? std::nullopt : std::optional<uint64_t>(seed.get<uint64_t>()), name, noise);
   }
   if (class_name == "LayerNormalization") {
-    for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}) {
-      config.allow_null(key);
-    }
     config.allow_only("rms_scaling", {false}, "LayerNormalization subtracts the mean (rms_scaling=False)");
     return std::make_shared<LayerNormalization>(LayerNormalizationOptions{
         .axis = config.take_axis("axis", -1),
@@ -306,6 +313,7 @@ std::shared_ptr<Layer> from_config(const json& layer) {
   check_module(layer, class_name);
   StrictConfig config(class_name, layer.at("config"));
   std::shared_ptr<Layer> result = build(class_name, config);
+  take_weight_options(class_name, config, *result);
   config.finish();
   result->set_trainable(config.trainable());
   return result;
@@ -318,6 +326,12 @@ bool is_tensor_op(const std::string& class_name) {
 
 json to_config(const Layer& layer) {
   json entry = {{"class_name", layer.class_name()}, {"config", layer.get_config()}};
+  for (const auto& [key, weight] : regularized_weights(layer.class_name())) {
+    const auto& regularizers = layer.weight_regularizers();
+    const auto& constraints = layer.weight_constraints();
+    if (auto found = regularizers.find(weight); found != regularizers.end()) entry["config"][key + "_regularizer"] = found->second.get_config();
+    if (auto found = constraints.find(weight); found != constraints.end()) entry["config"][key + "_constraint"] = found->second.get_config();
+  }
   if (!layer.keras_module().empty()) {
     entry["module"] = layer.keras_module();
     entry["registered_name"] = layer.class_name();

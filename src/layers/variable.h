@@ -5,6 +5,8 @@
 #include <string>
 
 #include "core/tensor.h"
+#include "layers/constraints.h"
+#include "layers/regularizers.h"
 
 namespace tenfold {
 
@@ -35,6 +37,12 @@ class Variable {
   /// an int64 scalar. Its value is a float holding the integer.
   bool integer() const { return integer_; }
   void set_integer(bool integer) { integer_ = integer; }
+  /// Keras' regularizer (a penalty added to the loss) and constraint (a projection after each
+  /// update) of this weight; empty when none.
+  const std::optional<Regularizer>& regularizer() const { return regularizer_; }
+  const std::optional<Constraint>& constraint() const { return constraint_; }
+  void set_regularizer(std::optional<Regularizer> regularizer) { regularizer_ = regularizer; }
+  void set_constraint(std::optional<Constraint> constraint) { constraint_ = std::move(constraint); }
   /// Storage in the native layout, flat.
   Tensor& value() { return value_; }
   const Tensor& value() const { return value_; }
@@ -56,6 +64,8 @@ class Variable {
   std::shared_ptr<const WeightLayout> layout_;
   bool trainable_;
   bool integer_ = false;
+  std::optional<Regularizer> regularizer_;
+  std::optional<Constraint> constraint_;
   Tensor value_;
 };
 

@@ -104,7 +104,8 @@ void Model::compile_outputs(std::shared_ptr<optimizers::Optimizer> optimizer,
   }
   optimizer_ = std::move(optimizer);
   outputs_ = std::move(outputs);
-  optimizer_->build(trainable_weights());
+  optimized_weights_ = trainable_weights();
+  optimizer_->build(optimized_weights_);
   trainable_at_compile_.clear();
   for (const auto& layer : layers_) trainable_at_compile_.push_back(layer->trainable());
   strategy_ = distribute::current_strategy();

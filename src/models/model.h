@@ -223,6 +223,7 @@ class Model {
   std::vector<OutputTraining> outputs_;
   // Each layer's trainable flag at compile: changing one takes a new compile, as in Keras.
   std::vector<bool> trainable_at_compile_;
+  std::vector<Variable*> optimized_weights_;  // trainable_weights() at compile, the optimizer's order
   std::shared_ptr<distribute::Strategy> strategy_;
   bool warned_outside_scope_ = false;
   bool stop_training_ = false;

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "layers/regularizers.h"
 #include "models/progress_bar.h"
 #include "models/model.h"
 
@@ -238,11 +239,15 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
     }
   });
 
+  // Keras adds the weights' regularization penalties to the loss, evaluated at the weights
+  // this forward used; their gradient joins the reduced one, once per global batch.
+  const double penalty = regularization_penalty(optimized_weights_);
   if (training) {
     reduction_wait_seconds_ += reducer->finish();
     // After finish(): across workers the statistics are a collective of their own, which must
     // not run beside the reducer's.
     update_layer_states(*steps[0], across_workers);
+    add_regularization_gradients(optimized_weights_, steps[0]->weight_gradients());
     if (local == 1) {
       optimizer_->apply_gradients(steps[0]->weight_gradients());
     } else {
@@ -250,6 +255,9 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
       optimizer_->apply_gradients(steps[0]->weight_gradients(), [&](const auto& task) {
         strategy.run_on_replicas([&](int replica) { task(replica, local); });
       });
+    }
+    for (Variable* weight : optimized_weights_) {
+      if (weight->constraint()) weight->constraint()->apply(*weight);
     }
   }
 
@@ -265,7 +273,7 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
       total += outputs_[k].weight * sum;
       if (!results.output_losses.empty()) results.output_losses[k].add(sum, count);
     }
-    results.loss.add(total, count);
+    results.loss.add(total + penalty * count, count);
     for (size_t i = 0; i < results.metrics.size(); ++i) {
       const size_t k = results.metric_outputs[i];
       results.metrics[i]->update_state(y[k].slice_batch(begin, end), steps[size_t(replica)]->output(k));

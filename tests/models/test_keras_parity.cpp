@@ -188,6 +188,19 @@ TEST(KerasParity, ThreeAdamStepsOfConvNeXtLayers) {
   check_three_adam_steps(*model, "parity_convnext");
 }
 
+TEST(KerasParity, ThreeAdamStepsWithRegularizersAndConstraints) {
+  // L1, L2 and L1L2 on kernels, biases, BatchNormalization's gamma and PReLU's alpha (in the
+  // loss Keras reports, and in the gradients); UnitNorm over a Conv2D kernel's three input
+  // axes, MaxNorm, MinMaxNorm and NonNeg after each update.
+  auto model = io::load_model_json(fixture_path("keras/parity_regularized/model.json"));
+  check_three_adam_steps(*model, "parity_regularized");
+  // They survive Tenfold's own config.
+  auto again = models::from_config(model->to_config());
+  EXPECT_EQ(again->to_config(), model->to_config());
+  EXPECT_NE(model->to_config().dump().find(R"("kernel_constraint":{"class_name":"UnitNorm","config":{"axis":[0,1,2]})"),
+            std::string::npos);
+}
+
 TEST(KerasParity, ThreeAdamStepsOfTwoOutputsWithLossWeights) {
   auto model = io::load_model_json(fixture_path("keras/parity_two_outputs/model.json"));
   model->compile(std::make_shared<optimizers::Adam>(),

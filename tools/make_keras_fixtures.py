@@ -330,6 +330,24 @@ def two_outputs_model():
                     loss_weights={"digit": 1.0, "bright": 0.5}, metrics={"digit": ["accuracy"]})
 
 
+def binary_model():
+    """A binary classifier compiled with metrics as names and as objects, as Keras users write
+    them (its .keras file keeps the objects in its compile config)."""
+    model = keras.Sequential([keras.Input(shape=(28, 28, 1)), keras.layers.Flatten(),
+                              keras.layers.Dense(4, activation="relu"), keras.layers.Dense(1, activation="sigmoid")],
+                             name="binary")
+    return compiled(model, loss="binary_crossentropy",
+                    metrics=[keras.metrics.AUC(curve="PR", name="pr_auc"), "precision",
+                             keras.metrics.Recall(thresholds=0.3), "mae", "binary_accuracy"])
+
+
+def binary_batch(directory, x, y):
+    """Is it a T-shirt (class 0)?"""
+    is_top = (y == 0).astype(np.float32).reshape(len(y), 1)
+    save(directory, "is_top", is_top)
+    return x, is_top
+
+
 def two_outputs_batch(directory, x, y):
     bright = x.mean(axis=(1, 2, 3)).reshape(len(x), 1)
     save(directory, "bright", bright)
@@ -411,6 +429,7 @@ def main():
     parity(train, mobile_model, "parity_mobile", save_model=True)
     parity(train, lambda: convnext_model(train[0][:1024]), "parity_convnext", save_model=True)
     parity(train, regularized_model, "parity_regularized")
+    parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
     if not args.skip_curve:
         curve(train, test)
 

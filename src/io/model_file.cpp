@@ -18,6 +18,7 @@
 #include "io/stored_file.h"
 #include "io/zip_archive.h"
 #include "losses/loss.h"
+#include "metrics/metric.h"
 #include "optimizers/optimizer.h"
 
 namespace tenfold::io {
@@ -94,6 +95,20 @@ json loss_config(const losses::Loss& loss, bool with_module) {
   return result;
 }
 
+/// Metrics as Keras serializes them; `with_module` adds where Keras 3 finds a metric object's
+/// class (.keras files).
+json keras_metrics(const std::vector<json>& metrics, bool with_module) {
+  json result = json::array();
+  for (json metric : metrics) {
+    if (with_module && metric.is_object() && !metric.contains("module")) {
+      metric["module"] = "keras.metrics";
+      metric["registered_name"] = nullptr;
+    }
+    result.push_back(metric);
+  }
+  return result;
+}
+
 /// Keras' compile arguments: one loss and metric list, or with several outputs dicts keyed by
 /// output name (loss, loss_weights, metrics).
 json training_config(const models::Model& model, bool with_module = false) {
@@ -101,13 +116,13 @@ json training_config(const models::Model& model, bool with_module = false) {
   json loss, loss_weights, metrics;
   if (outputs.size() == 1) {
     loss = loss_config(*outputs[0].loss, with_module);
-    metrics = outputs[0].metrics;
+    metrics = keras_metrics(outputs[0].metrics, with_module);
   } else {
     const std::vector<std::string> names = model.output_names();
     for (size_t k = 0; k < outputs.size(); ++k) {
       loss[names[k]] = loss_config(*outputs[k].loss, with_module);
       loss_weights[names[k]] = outputs[k].weight;
-      if (!outputs[k].metrics.empty()) metrics[names[k]] = outputs[k].metrics;
+      if (!outputs[k].metrics.empty()) metrics[names[k]] = keras_metrics(outputs[k].metrics, with_module);
     }
   }
   json optimizer = model.optimizer()->get_config();
@@ -298,13 +313,17 @@ std::shared_ptr<losses::Loss> loss_from(const json& loss) {
   return loss.is_string() ? losses::get(loss.get<std::string>()) : losses::from_config(loss);
 }
 
-std::vector<std::string> metric_names_from(const json& metrics) {
-  std::vector<std::string> names;
+/// Metrics as compile takes them: names, or serialized Keras metrics (checked when the model
+/// first trains or evaluates, against its outputs).
+std::vector<json> metrics_from(const json& metrics) {
+  if (metrics.is_null()) return {};
+  check_argument(metrics.is_array(), "metrics must be a list, got " + metrics.dump().substr(0, 200));
+  std::vector<json> result;
   for (const json& metric : metrics) {
-    check_argument(metric.is_string(), "only named metrics are supported, got " + metric.dump());
-    names.push_back(metric.get<std::string>());
+    metrics::name_of(metric);  // a name or an object with a class_name
+    result.push_back(metric);
   }
-  return names;
+  return result;
 }
 
 /// Compiles `model` as its file's compile config says. Returns false when the config names no
@@ -317,7 +336,7 @@ bool compile_from(models::Model& model, const json& config, const std::string& p
   const bool per_output = loss.is_object() && !loss.contains("class_name");
   std::map<std::string, std::shared_ptr<losses::Loss>> output_losses;
   std::map<std::string, double> loss_weights;
-  std::map<std::string, std::vector<std::string>> output_metrics;
+  std::map<std::string, std::vector<json>> output_metrics;
   if (per_output) {
     for (const auto& [output, value] : loss.items()) output_losses[output] = loss_from(value);
     const json& weights = config.value("loss_weights", json());
@@ -330,7 +349,7 @@ bool compile_from(models::Model& model, const json& config, const std::string& p
     check_argument(metrics.is_null() || metrics.is_object(),
                    "with several outputs, metrics must be a dict keyed by output name, got " + metrics.dump());
     if (metrics.is_object()) {
-      for (const auto& [output, value] : metrics.items()) output_metrics[output] = metric_names_from(value);
+      for (const auto& [output, value] : metrics.items()) output_metrics[output] = metrics_from(value);
     }
   } else {
     check_argument(config.value("loss_weights", json()).is_null(),
@@ -340,7 +359,7 @@ bool compile_from(models::Model& model, const json& config, const std::string& p
     if (per_output) {
       model.compile(std::move(optimizer), output_losses, loss_weights, output_metrics);
     } else {
-      model.compile(std::move(optimizer), loss_from(loss), metric_names_from(config.value("metrics", json::array())));
+      model.compile(std::move(optimizer), loss_from(loss), metrics_from(config.value("metrics", json::array())));
     }
   };
   const char* key = config.contains("optimizer_config") ? "optimizer_config" : "optimizer";

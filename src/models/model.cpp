@@ -1,5 +1,7 @@
 #include "models/model.h"
 
+#include "metrics/metric.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -51,21 +53,21 @@ std::vector<Layer*> Model::Member::layers() const {
 }
 
 void Model::compile(std::shared_ptr<optimizers::Optimizer> optimizer,
-                    std::shared_ptr<losses::Loss> loss, std::vector<std::string> metrics) {
+                    std::shared_ptr<losses::Loss> loss, std::vector<nlohmann::json> metrics) {
   check_argument(loss != nullptr, "compile needs a loss");
   compile_outputs(std::move(optimizer),
                   std::vector<OutputTraining>(std::max<size_t>(num_outputs(), 1), {loss, 1, metrics}));
 }
 
 void Model::compile(const std::string& optimizer, const std::string& loss,
-                    std::vector<std::string> metrics) {
+                    std::vector<nlohmann::json> metrics) {
   compile(optimizers::get(optimizer), losses::get(loss), std::move(metrics));
 }
 
 void Model::compile(std::shared_ptr<optimizers::Optimizer> optimizer,
                     const std::map<std::string, std::shared_ptr<losses::Loss>>& losses,
                     const std::map<std::string, double>& loss_weights,
-                    const std::map<std::string, std::vector<std::string>>& metrics) {
+                    const std::map<std::string, std::vector<nlohmann::json>>& metrics) {
   check_argument(built(), "model '" + name_ + "' is not built: build it before compile");
   const std::vector<std::string> names = output_names();
   std::string known;
@@ -87,9 +89,15 @@ void Model::compile(std::shared_ptr<optimizers::Optimizer> optimizer,
     auto weight = loss_weights.find(name);
     auto output_metrics = metrics.find(name);
     outputs.push_back({loss->second, weight == loss_weights.end() ? 1.0 : weight->second,
-                       output_metrics == metrics.end() ? std::vector<std::string>{} : output_metrics->second});
+                       output_metrics == metrics.end() ? std::vector<nlohmann::json>{} : output_metrics->second});
   }
   compile_outputs(std::move(optimizer), std::move(outputs));
+}
+
+std::vector<std::string> Model::metric_names() const {
+  std::vector<std::string> names;
+  for (const nlohmann::json& metric : outputs_.at(0).metrics) names.push_back(metrics::name_of(metric));
+  return names;
 }
 
 void Model::compile_outputs(std::shared_ptr<optimizers::Optimizer> optimizer,

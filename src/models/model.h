@@ -58,7 +58,7 @@ using Targets = std::vector<Tensor>;
 struct OutputTraining {
   std::shared_ptr<losses::Loss> loss;
   double weight = 1;
-  std::vector<std::string> metrics;
+  std::vector<nlohmann::json> metrics;  // names or serialized Keras metrics
 };
 
 class Model {
@@ -71,20 +71,21 @@ class Model {
   virtual std::string class_name() const = 0;
   bool built() const { return !graph_.inputs().empty(); }
 
-  /// Pairs the model with an optimizer, a loss and metric names (Keras' compile), the loss and
-  /// metrics applying to every output. The model trains with the strategy of the scope it is
+  /// Pairs the model with an optimizer, a loss and metrics (Keras' compile: names such as
+  /// "accuracy" or "mae", or serialized Keras metrics such as {"class_name": "AUC", "config":
+  /// {"curve": "PR"}}), the loss and metrics applying to every output. The model trains with the strategy of the scope it is
   /// compiled in (see distribute/strategy.h).
   void compile(std::shared_ptr<optimizers::Optimizer> optimizer,
-               std::shared_ptr<losses::Loss> loss, std::vector<std::string> metrics = {});
+               std::shared_ptr<losses::Loss> loss, std::vector<nlohmann::json> metrics = {});
   void compile(const std::string& optimizer, const std::string& loss,
-               std::vector<std::string> metrics = {});
+               std::vector<nlohmann::json> metrics = {});
   /// Keras' compile with dicts keyed by output name: loss={...}, loss_weights={...} (1 where
   /// absent), metrics={...}. Every output needs a loss. With several outputs, fit reports
   /// "loss" (the weighted total), "<output>_loss" and "<output>_<metric>", as Keras does.
   void compile(std::shared_ptr<optimizers::Optimizer> optimizer,
                const std::map<std::string, std::shared_ptr<losses::Loss>>& losses,
                const std::map<std::string, double>& loss_weights = {},
-               const std::map<std::string, std::vector<std::string>>& metrics = {});
+               const std::map<std::string, std::vector<nlohmann::json>>& metrics = {});
 
   /// x [samples, ...] float32; y labels (int32 or float32). Trains, returns per-epoch logs.
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
@@ -141,7 +142,7 @@ class Model {
   /// {"class_name": ..., "config": {...}} as Keras' model.get_config.
   virtual nlohmann::json to_config() const = 0;
   /// The metrics of the (first) output.
-  const std::vector<std::string>& metric_names() const { return outputs_.at(0).metrics; }
+  std::vector<std::string> metric_names() const;
   /// What each output trains with; empty before compile.
   const std::vector<OutputTraining>& output_training() const { return outputs_; }
 
@@ -199,10 +200,10 @@ class Model {
   /// the running loss and metrics. The batch is split over the strategy's local replicas; in
   /// training, over every worker's replicas, with gradients and metrics summed across workers.
   void run_batch(const Inputs& x, const Targets& y, bool training, Results& results);
-  /// Adds this worker's step results (`before`: each tracker's total and count before the
+  /// Adds this worker's step results (`before`: each tracker's sums before the
   /// batch) summed over all workers; checks that all workers ran the same global batch.
   void add_global_results(const Targets& y, Results& results,
-                          const std::vector<std::pair<double, double>>& before);
+                          const std::vector<std::vector<double>>& before);
   /// After a training step: the stateful layers (BatchNormalization) update their state from
   /// the batch statistics of the first replica of the first worker. Keras' MirroredStrategy
   /// keeps a copy per replica, each following its own replica's batch, and reads and saves

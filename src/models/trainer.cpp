@@ -112,9 +112,10 @@ void Model::make_metrics(Results& results, const Targets& y) const {
   const std::vector<std::string> names = output_names();
   for (size_t k = 0; k < outputs_.size(); ++k) {
     if (several) results.output_losses.emplace_back(names[k] + "_loss");
-    for (const std::string& metric : outputs_[k].metrics) {
+    for (const nlohmann::json& metric : outputs_[k].metrics) {
+      const std::string name = metrics::name_of(metric);
       results.metrics.push_back(metrics::get(metric, y[k].shape(), output_shape(y[k].shape()[0], k),
-                                             several ? names[k] + "_" + metric : metric));
+                                             several ? names[k] + "_" + name : name));
       results.metric_outputs.push_back(k);
     }
   }
@@ -261,8 +262,8 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
     }
   }
 
-  std::vector<std::pair<double, double>> before;
-  for (const metrics::Metric* tracker : results.all()) before.emplace_back(tracker->total(), tracker->count());
+  std::vector<std::vector<double>> before;
+  for (const metrics::Metric* tracker : results.all()) before.push_back(tracker->state());
   for (int replica = 0; replica < local; ++replica) {
     auto [begin, end] = rows[size_t(replica)];
     if (begin == end) continue;
@@ -318,15 +319,14 @@ distribute::GradientReducer& Model::gradient_reducer() {
 }
 
 void Model::add_global_results(const Targets& y, Results& results,
-                               const std::vector<std::pair<double, double>>& before) {
+                               const std::vector<std::vector<double>>& before) {
   // One small all-reduce: the batch's fingerprint and its square (all workers ran the same
-  // batch iff W * sum(f^2) == sum(f)^2), then each tracker's increments (total, count).
+  // batch iff W * sum(f^2) == sum(f)^2), then each tracker's increments of its sums.
   double fingerprint = batch_fingerprint(y[0]);
   std::vector<double> sums = {fingerprint, fingerprint * fingerprint};
   std::vector<metrics::Metric*> trackers = results.all();
   for (size_t i = 0; i < trackers.size(); ++i) {
-    sums.push_back(trackers[i]->total() - before[i].first);
-    sums.push_back(trackers[i]->count() - before[i].second);
+    for (size_t k = 0; k < before[i].size(); ++k) sums.push_back(trackers[i]->state()[k] - before[i][k]);
   }
   distribute::Communicator& communicator = strategy_->communicator();
   communicator.allreduce_sum(sums.data(), int64_t(sums.size()));
@@ -337,9 +337,11 @@ void Model::add_global_results(const Targets& y, Results& results,
                 "same seed on every worker (shuffle(buffer_size, seed)); each worker then takes "
                 "its own slice of each global batch");
   }
+  size_t at = 2;
   for (size_t i = 0; i < trackers.size(); ++i) {
-    trackers[i]->reset_state();
-    trackers[i]->add(before[i].first + sums[2 + 2 * i], before[i].second + sums[3 + 2 * i]);
+    std::vector<double> state = before[i];
+    for (double& value : state) value += sums[at++];
+    trackers[i]->set_state(std::move(state));
   }
 }
 

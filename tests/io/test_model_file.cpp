@@ -263,7 +263,7 @@ TEST(TenfoldFiles, LossesWeightsAndMetricsPerOutputRoundTrip) {
     EXPECT_EQ(loaded->output_training()[0].loss->name(), "sparse_categorical_crossentropy");
     EXPECT_EQ(loaded->output_training()[1].loss->name(), "mean_squared_error");
     EXPECT_EQ(loaded->output_training()[1].weight, 0.5);
-    EXPECT_EQ(loaded->output_training()[0].metrics, std::vector<std::string>{"accuracy"});
+    EXPECT_EQ(loaded->output_training()[0].metrics, std::vector<nlohmann::json>{"accuracy"});
     EXPECT_TRUE(loaded->output_training()[1].metrics.empty());
   }
 }

@@ -41,11 +41,12 @@ void compile_for_parity(models::Model& model) {
 
 /// Trains `model`, compiled, from the fixture's initial weights for 3 Adam steps on the parity
 /// batch and compares with Keras: weights within rtol 1e-5 and `atol`. The fixture's
-/// `extra_inputs` follow the images; its `extra_targets` the labels.
+/// `extra_inputs` follow the images; its `extra_targets` the labels, which the fixture's
+/// `labels` file replaces when given.
 models::History check_three_adam_steps(models::Model& model, const std::string& fixture,
                                        const std::vector<std::string>& extra_inputs = {},
                                        const std::vector<std::string>& extra_targets = {},
-                                       double atol = 1e-6) {
+                                       double atol = 1e-6, const std::string& labels = "") {
   if (!model.optimizer()) compile_for_parity(model);
   for (Layer* layer : model.layers()) {
     for (Variable* weight : layer->weights()) {
@@ -53,7 +54,7 @@ models::History check_three_adam_steps(models::Model& model, const std::string& 
     }
   }
   Tensor x = read_npy(fixture_path("keras/parity/x.npy"));
-  Tensor y = read_npy(fixture_path("keras/parity/y.npy"));
+  Tensor y = read_npy(fixture_path(labels.empty() ? "keras/parity/y.npy" : "keras/" + fixture + "/" + labels + ".npy"));
   models::Inputs inputs = {x};
   for (const std::string& name : extra_inputs) {
     inputs.push_back(read_npy(fixture_path("keras/" + fixture + "/" + name + ".npy")));
@@ -199,6 +200,27 @@ TEST(KerasParity, ThreeAdamStepsWithRegularizersAndConstraints) {
   EXPECT_EQ(again->to_config(), model->to_config());
   EXPECT_NE(model->to_config().dump().find(R"("kernel_constraint":{"class_name":"UnitNorm","config":{"axis":[0,1,2]})"),
             std::string::npos);
+}
+
+TEST(KerasParity, ThreeAdamStepsWithMetricsGivenAsNamesAndObjects) {
+  // The metrics of Keras' own .keras file (AUC on the PR curve named pr_auc, Recall at 0.3 as
+  // objects; precision, mae, binary_accuracy as names), each step's value as Keras logs it.
+  auto keras_file = io::load_model(fixture_path("keras/parity_binary/model.keras"));
+  EXPECT_EQ(keras_file->metric_names(), (std::vector<std::string>{"pr_auc", "precision", "recall", "mae", "binary_accuracy"}));
+  auto model = io::load_model_json(fixture_path("keras/parity_binary/model.json"));
+  model->compile(std::make_shared<optimizers::Adam>(), losses::get("binary_crossentropy"),
+                 keras_file->output_training()[0].metrics);
+  // The fixture's targets replace the digit labels: is it a T-shirt (class 0)?
+  models::History history = check_three_adam_steps(*model, "parity_binary", {}, {}, 1e-6, "is_top");
+  std::ifstream file(fixture_path("keras/parity_binary/logs.json"));
+  const nlohmann::json keras = nlohmann::json::parse(file);
+  for (const auto& key : keras.at("keys")) {
+    ASSERT_EQ(history.history.count(key), 1u) << key;
+    for (size_t step = 0; step < 3; ++step) {
+      double expected = keras.at("steps")[step].at(key).get<double>();
+      EXPECT_NEAR(history.history.at(key)[step], expected, 1e-5 * std::abs(expected) + 1e-6) << key << " step " << step;
+    }
+  }
 }
 
 TEST(KerasParity, ThreeAdamStepsOfTwoOutputsWithLossWeights) {

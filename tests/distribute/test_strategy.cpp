@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -32,8 +33,10 @@ struct Trained {
 };
 
 /// A model trained for 5 steps (batches of 64, 64, 64, 64, 3: the last smaller than 8
-/// replicas) on Fashion-MNIST, under `strategy`: the recipe's, or with `model_json` that one.
-Trained train_five_steps(const std::shared_ptr<Strategy>& strategy, const std::string& model_json = "") {
+/// replicas) on Fashion-MNIST, under `strategy`: the recipe's, or with `model_json` that one;
+/// `prepare` changes it before compile.
+Trained train_five_steps(const std::shared_ptr<Strategy>& strategy, const std::string& model_json = "",
+                         const std::function<void(models::Model&)>& prepare = {}) {
   static const datasets::Split data = [] {
     auto all = datasets::fashion_mnist::load_data().train;
     return datasets::Split{all.images.slice_batch(0, 259).clone(), all.labels.slice_batch(0, 259).clone()};
@@ -43,6 +46,7 @@ Trained train_five_steps(const std::shared_ptr<Strategy>& strategy, const std::s
   {
     auto scope = strategy->scope();
     model = model_json.empty() ? models::seed_cnn() : io::load_model_json(model_json);
+    if (prepare) prepare(*model);
     model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   }
   EXPECT_EQ(&model->strategy(), strategy.get());
@@ -56,13 +60,14 @@ Trained train_five_steps(const std::shared_ptr<Strategy>& strategy, const std::s
 
 /// Training under 1, 2, 4 and 8 replicas ends with the weights (within rtol 1e-5 and `atol`),
 /// loss and accuracy of one.
-void expect_replicas_train_as_one(const std::string& model_json, double atol = 1e-7) {
-  Trained one = train_five_steps(Strategy::one_device(), model_json);
+void expect_replicas_train_as_one(const std::string& model_json, double atol = 1e-7,
+                                  const std::function<void(models::Model&)>& prepare = {}) {
+  Trained one = train_five_steps(Strategy::one_device(), model_json, prepare);
   for (int replicas : {1, 2, 4, 8}) {
     SCOPED_TRACE(std::to_string(replicas) + " replicas");
     auto strategy = Strategy::mirrored(split_cpu(replicas));
     EXPECT_EQ(strategy->num_replicas_in_sync(), replicas);
-    Trained many = train_five_steps(strategy, model_json);
+    Trained many = train_five_steps(strategy, model_json, prepare);
     for (size_t i = 0; i < one.weights.size(); ++i) {
       EXPECT_TRUE(testing::all_close(many.weights[i], one.weights[i], 1e-5, atol)) << "weight " << i;
     }
@@ -78,6 +83,18 @@ TEST(MirroredStrategy, ReplicasTrainToTheWeightsOfOne) { expect_replicas_train_a
 
 TEST(MirroredStrategy, ReplicasTrainAResidualModelToTheWeightsOfOne) {
   expect_replicas_train_as_one(testing::fixture_path("keras/parity_residual/model.json"));
+}
+
+TEST(MirroredStrategy, RegularizersAndConstraintsApplyOncePerGlobalBatch) {
+  // The penalty's gradient joins the reduced gradient once, not once per replica, and the
+  // reported loss holds it once.
+  expect_replicas_train_as_one("", 1e-7, [](models::Model& model) {
+    for (Layer* layer : model.layers()) {
+      if (layer->class_name() != "Conv2D" && layer->class_name() != "Dense") continue;
+      layer->set_weight_regularizer("kernel", Regularizer{.l1 = 0.001, .l2 = 0.01});
+      layer->set_weight_constraint("kernel", Constraint{.kind = Constraint::Kind::max_norm, .max_value = 0.5});
+    }
+  });
 }
 
 TEST(MirroredStrategy, SynchronizedBatchNormalizationTrainsAsOneReplica) {

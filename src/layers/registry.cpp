@@ -19,6 +19,7 @@
 #include "layers/pooling.h"
 #include "layers/prelu.h"
 #include "layers/rescaling.h"
+#include "layers/permute.h"
 #include "layers/reshape.h"
 #include "layers/strict_config.h"
 #include "layers/upsampling.h"
@@ -186,6 +187,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     if (class_name == "ZeroPadding2D") return std::make_shared<ZeroPadding2D>(take_borders(class_name, config, "padding", 1), name);
     return std::make_shared<Cropping2D>(take_borders(class_name, config, "cropping", 0), name);
   }
+  if (class_name == "Permute") return std::make_shared<Permute>(config.take_required<std::vector<int64_t>>("dims"), name);
   if (class_name == "UpSampling2D") {
     require_channels_last(config);
     config.allow_only("interpolation", {"nearest"}, "UpSampling2D repeats pixels (nearest)");
@@ -299,7 +301,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
                   "InputLayer, Conv2D, DepthwiseConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
-                  "GlobalMaxPooling2D, Flatten, Reshape, ZeroPadding2D, Cropping2D, UpSampling2D, "
+                  "GlobalMaxPooling2D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
                   "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
                   "Softmax, LayerNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }

@@ -1,0 +1,72 @@
+// Layers that move elements: Permute against the index formula it promises, its gradient
+// (the inverse move) through the weights before it against central differences.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/random.h"
+#include "layers/conv2d.h"
+#include "layers/dense.h"
+#include "layers/flatten.h"
+#include "layers/input.h"
+#include "layers/permute.h"
+#include "losses/crossentropy.h"
+#include "models/sequential.h"
+#include "optimizers/sgd.h"
+#include "support/check.h"
+#include "support/layer_test.h"
+
+namespace tenfold {
+namespace {
+
+using testing::random_labels;
+using testing::random_tensor;
+
+TEST(Permute, MovesEveryElementAsKerasDims) {
+  // dims (3, 1, 2): output[b, i, j, k] = input[b, j, k, i].
+  models::Sequential model({layers::Input(Shape{3, 4, 5}), std::make_shared<layers::Permute>(std::vector<int64_t>{3, 1, 2})});
+  Tensor x = random_tensor({2, 3, 4, 5}, 3);
+  Tensor y = model.predict(x);
+  ASSERT_EQ(y.shape(), Shape({2, 5, 3, 4}));
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t i = 0; i < 5; ++i) {
+      for (int64_t j = 0; j < 3; ++j) {
+        for (int64_t k = 0; k < 4; ++k) {
+          EXPECT_EQ(y.data<float>()[((b * 5 + i) * 3 + j) * 4 + k], x.data<float>()[((b * 3 + j) * 4 + k) * 5 + i]);
+        }
+      }
+    }
+  }
+}
+
+TEST(Permute, GradientsMatchFiniteDifferences) {
+  set_random_seed(9);
+  models::Sequential model({layers::Input(Shape{4, 3, 2}),
+                            std::make_shared<layers::Conv2D>(layers::Conv2DOptions{.filters = 3, .kernel_size = {2, 2},
+                                                                                   .padding = "same"}),
+                            std::make_shared<layers::Permute>(std::vector<int64_t>{2, 3, 1}),
+                            std::make_shared<layers::Flatten>(),
+                            std::make_shared<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"})});
+  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  const int64_t batch = 5;
+  models::CompiledStep& step = model.compiled_step(batch, true);
+  Tensor x = random_tensor({batch, 4, 3, 2}, 2);
+  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
+  Tensor y = random_labels(batch, 4, 5);
+  losses::SparseCategoricalCrossentropy loss;
+  step.forward(true);
+  step.backward(loss, y, double(batch));
+  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
+}
+
+TEST(Permute, LifecycleAndRefusals) {
+  testing::run_layer_test({{"class_name", "Permute"}, {"config", {{"dims", {2, 1}}}}}, {4, 3, 6}, {4, 6, 3}, 0);
+  EXPECT_NE(testing::error_of([] { layers::Permute(std::vector<int64_t>{0, 1}); }).find("dims must be a permutation of 1..2"),
+            std::string::npos);
+  layers::Permute two(std::vector<int64_t>{2, 1});
+  EXPECT_NE(testing::error_of([&] { two.compute_output_shape(Shape{4, 3, 6, 2}); }).find("expects inputs of rank 3"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tenfold

@@ -1,6 +1,9 @@
 #include "layers/activation.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "kernels/onednn/activation.h"
@@ -37,6 +40,62 @@ class ActivationStep : public LayerStep {
   kernels::onednn::ActivationKernel kernel_;
 };
 
+/// Softmax over the middle axis of data seen as [outer, n, inner] (any axis but the last:
+/// the last runs on oneDNN's kernel). Plain loops, vectorized along `inner`.
+class SoftmaxAxisStep : public LayerStep {
+ public:
+  SoftmaxAxisStep(int64_t outer, int64_t n, int64_t inner) : outer_(outer), n_(n), inner_(inner) {}
+
+  void forward(const Tensor& input, Tensor& output, bool) override {
+    const float* x = input.data<float>();
+    float* y = output.data<float>();
+#pragma omp parallel for schedule(static)
+    for (int64_t o = 0; o < outer_; ++o) {
+      const float* xo = x + o * n_ * inner_;
+      float* yo = y + o * n_ * inner_;
+      std::vector<float> max(size_t(inner_), -INFINITY), sum(size_t(inner_), 0.0f);
+      for (int64_t k = 0; k < n_; ++k) {
+        for (int64_t i = 0; i < inner_; ++i) max[size_t(i)] = std::max(max[size_t(i)], xo[k * inner_ + i]);
+      }
+      for (int64_t k = 0; k < n_; ++k) {
+        for (int64_t i = 0; i < inner_; ++i) {
+          yo[k * inner_ + i] = std::exp(xo[k * inner_ + i] - max[size_t(i)]);
+          sum[size_t(i)] += yo[k * inner_ + i];
+        }
+      }
+      for (int64_t k = 0; k < n_; ++k) {
+        for (int64_t i = 0; i < inner_; ++i) yo[k * inner_ + i] /= sum[size_t(i)];
+      }
+    }
+  }
+
+  /// dx = y * (dy - sum over the axis of dy * y).
+  void backward(const Tensor&, const Tensor& output, Tensor& grad_output, Tensor* grad_input, std::span<Tensor>,
+                bool) override {
+    if (!grad_input) return;
+    const float* y = output.data<float>();
+    const float* dy = grad_output.data<float>();
+    float* dx = grad_input->data<float>();
+#pragma omp parallel for schedule(static)
+    for (int64_t o = 0; o < outer_; ++o) {
+      const int64_t base = o * n_ * inner_;
+      std::vector<float> dot(size_t(inner_), 0.0f);
+      for (int64_t k = 0; k < n_; ++k) {
+        for (int64_t i = 0; i < inner_; ++i) dot[size_t(i)] += dy[base + k * inner_ + i] * y[base + k * inner_ + i];
+      }
+      for (int64_t k = 0; k < n_; ++k) {
+        for (int64_t i = 0; i < inner_; ++i) {
+          const int64_t at = base + k * inner_ + i;
+          dx[at] = y[at] * (dy[at] - dot[size_t(i)]);
+        }
+      }
+    }
+  }
+
+ private:
+  int64_t outer_, n_, inner_;
+};
+
 kernels::Activation relu(std::optional<double> max_value, double negative_slope) {
   kernels::Activation activation(kernels::Activation::relu);
   check_argument(negative_slope >= 0, "ReLU negative_slope must be >= 0, got " + std::to_string(negative_slope));
@@ -55,6 +114,8 @@ kernels::Activation elu(double alpha) {
 }
 
 }  // namespace
+
+bool Activation::fuses_as_post_op() const { return kernels::onednn::fusable_as_post_op(activation_); }
 
 Activation::Activation(const std::string& activation, const std::string& name)
     : Activation(kernels::parse_activation(activation), "activation", name) {}
@@ -103,12 +164,23 @@ nlohmann::json ELU::get_config() const {
   return config;
 }
 
-Softmax::Softmax(const std::string& name)
-    : Activation(kernels::Activation::softmax, "softmax", name) {}
+Softmax::Softmax(int64_t axis, const std::string& name)
+    : Activation(kernels::Activation::softmax, "softmax", name), axis_(axis) {}
+
+std::unique_ptr<LayerStep> Softmax::compile(const Shape& input_shape, const CompileOptions& options) {
+  const int64_t rank = input_shape.rank(), axis = axis_ < 0 ? axis_ + rank : axis_;
+  check_argument(axis >= 1 && axis < rank, "Softmax '" + name() + "': axis " + std::to_string(axis_) +
+                                               " is not an axis of its samples " + input_shape.to_string(true));
+  if (axis == rank - 1) return Activation::compile(input_shape, options);
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < axis; ++a) outer *= input_shape[a];
+  for (int64_t a = axis + 1; a < rank; ++a) inner *= input_shape[a];
+  return std::make_unique<SoftmaxAxisStep>(outer, input_shape[axis], inner);
+}
 
 nlohmann::json Softmax::get_config() const {
   nlohmann::json config = Layer::get_config();
-  config["axis"] = -1;
+  config["axis"] = axis_;
   return config;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // keras.layers.Activation (any built-in activation by name) and the activation layers ReLU
-// (negative_slope, max_value), LeakyReLU, ELU and Softmax (over the last axis).
+// (negative_slope, max_value), LeakyReLU, ELU and Softmax (over any axis).
 #include <optional>
 
 #include "kernels/window.h"
@@ -17,6 +17,8 @@ class Activation : public Layer {
   std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
   const kernels::Activation& kind() const { return activation_; }
+  /// True when the activation can run as a post-op of the kernel before it (a merge's).
+  virtual bool fuses_as_post_op() const;
 
  protected:
   Activation(const kernels::Activation& activation, const std::string& snake_name, const std::string& name);
@@ -60,11 +62,17 @@ class ELU : public Activation {
   double alpha_;
 };
 
+/// Softmax over `axis` (negative from the end; not the batch axis).
 class Softmax : public Activation {
  public:
-  explicit Softmax(const std::string& name = "");
+  explicit Softmax(int64_t axis = -1, const std::string& name = "");
   std::string class_name() const override { return "Softmax"; }
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;
+  bool fuses_as_post_op() const override { return false; }
+
+ private:
+  int64_t axis_;
 };
 
 }  // namespace tenfold::layers

@@ -154,7 +154,7 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
                                          const CompileOptions& options) {
   auto* merge = dynamic_cast<layers::Elementwise*>(&first);
   auto* activation = dynamic_cast<layers::Activation*>(&second);
-  if (merge != nullptr && activation != nullptr && kernels::onednn::fusable_as_post_op(activation->kind())) {
+  if (merge != nullptr && activation != nullptr && activation->fuses_as_post_op()) {
     return merge->compile_with_activation(input_shapes, activation->kind());
   }
   auto* conv = dynamic_cast<layers::Conv2D*>(&first);

@@ -230,10 +230,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     if (shared.is_array()) axes = shared.get<std::vector<int64_t>>();
     return std::make_shared<PReLU>(config.take_initializer("alpha_initializer", "zeros"), axes, name);
   }
-  if (class_name == "Softmax") {
-    config.allow_only("axis", {-1}, "Softmax normalises the last axis (axis -1)");
-    return std::make_shared<Softmax>(name);
-  }
+  if (class_name == "Softmax") return std::make_shared<Softmax>(config.take_axis("axis", -1), name);
   if (class_name == "BatchNormalization") {
     for (const char* key : {"virtual_batch_size", "adjustment"}) config.allow_null(key);
     config.allow_only("renorm", {false}, "batch renormalization is not implemented");

@@ -1,10 +1,13 @@
-// Layers that move elements: Permute against the index formula it promises, its gradient
-// (the inverse move) through the weights before it against central differences.
+// Layers that move elements or work along an axis: Permute against the index formula it
+// promises, Softmax over a middle axis against its definition; their gradients through the
+// weights before them against central differences.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "core/random.h"
+#include "layers/activation.h"
 #include "layers/conv2d.h"
 #include "layers/dense.h"
 #include "layers/flatten.h"
@@ -66,6 +69,43 @@ TEST(Permute, LifecycleAndRefusals) {
   layers::Permute two(std::vector<int64_t>{2, 1});
   EXPECT_NE(testing::error_of([&] { two.compute_output_shape(Shape{4, 3, 6, 2}); }).find("expects inputs of rank 3"),
             std::string::npos);
+}
+
+TEST(Softmax, NormalisesAMiddleAxis) {
+  // Axis 1 of (batch, 3, 4): each of the 4 columns of a sample sums to one.
+  models::Sequential model({layers::Input(Shape{3, 4}), std::make_shared<layers::Softmax>(1)});
+  Tensor x = random_tensor({2, 3, 4}, 5, -3.0, 3.0);
+  Tensor y = model.predict(x);
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t c = 0; c < 4; ++c) {
+      double sum = 0;
+      for (int64_t r = 0; r < 3; ++r) sum += std::exp(double(x.data<float>()[(b * 3 + r) * 4 + c]));
+      for (int64_t r = 0; r < 3; ++r) {
+        const int64_t at = (b * 3 + r) * 4 + c;
+        EXPECT_NEAR(y.data<float>()[at], std::exp(double(x.data<float>()[at])) / sum, 1e-6);
+      }
+    }
+  }
+}
+
+TEST(Softmax, MiddleAxisGradientsMatchFiniteDifferences) {
+  set_random_seed(10);
+  models::Sequential model({layers::Input(Shape{3, 3, 2}),
+                            std::make_shared<layers::Conv2D>(layers::Conv2DOptions{.filters = 3, .kernel_size = {2, 2},
+                                                                                   .padding = "same"}),
+                            std::make_shared<layers::Softmax>(2), std::make_shared<layers::Flatten>(),
+                            std::make_shared<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"})});
+  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  const int64_t batch = 5;
+  models::CompiledStep& step = model.compiled_step(batch, true);
+  Tensor x = random_tensor({batch, 3, 3, 2}, 2);
+  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
+  Tensor y = random_labels(batch, 4, 5);
+  losses::SparseCategoricalCrossentropy loss;
+  step.forward(true);
+  step.backward(loss, y, double(batch));
+  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
+  testing::run_layer_test({{"class_name", "Softmax"}, {"config", {{"axis", 1}}}}, {4, 3, 6}, {4, 3, 6}, 0);
 }
 
 }  // namespace

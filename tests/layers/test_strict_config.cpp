@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"Flatten", {{"data_format", "channels_first"}}, "data_format"},
         Refusal{"ReLU", {{"max_value", 6}, {"negative_slope", 0.1}}, "max_value 6 with negative_slope"},
         Refusal{"ReLU", {{"threshold", 1.0}}, "threshold 1.0 is not supported"},
-        Refusal{"Softmax", {{"axis", 1}}, "axis 1 is not supported"},
+        Refusal{"Softmax", {{"axis", {1, 2}}}, "axis [1,2] is not supported: Tenfold takes one axis"},
         Refusal{"Dropout", {{"noise_shape", "all"}}, "noise_shape \"all\" has the wrong type"},
         Refusal{"LayerNormalization", {{"rms_scaling", true}}, "rms_scaling true is not supported"},
         Refusal{"PReLU", {{"alpha_regularizer", {{"class_name", "OrthogonalRegularizer"}}}}, "OrthogonalRegularizer"},

@@ -330,6 +330,21 @@ def two_outputs_model():
                     loss_weights={"digit": 1.0, "bright": 0.5}, metrics={"digit": ["accuracy"]})
 
 
+def separable_model():
+    """SeparableConv2D (strided with a depth multiplier; dilated without bias; a pointwise
+    regularizer), Permute and Softmax over a middle axis."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Conv2D(4, 3, strides=2)(inputs)
+    x = keras.layers.SeparableConv2D(8, 3, strides=2, padding="same", depth_multiplier=2, activation="relu",
+                                     pointwise_regularizer=keras.regularizers.L2(0.01))(x)
+    x = keras.layers.SeparableConv2D(6, 3, dilation_rate=2, padding="same", use_bias=False)(x)
+    x = keras.layers.Permute((3, 1, 2))(x)
+    x = keras.layers.Softmax(axis=1)(x)
+    x = keras.layers.Flatten()(x)
+    outputs = keras.layers.Dense(10, activation="softmax")(x)
+    return compiled(keras.Model(inputs, outputs, name="separable"))
+
+
 def binary_model():
     """A binary classifier compiled with metrics as names and as objects, as Keras users write
     them (its .keras file keeps the objects in its compile config)."""
@@ -429,6 +444,7 @@ def main():
     parity(train, mobile_model, "parity_mobile", save_model=True)
     parity(train, lambda: convnext_model(train[0][:1024]), "parity_convnext", save_model=True)
     parity(train, regularized_model, "parity_regularized")
+    parity(train, separable_model, "parity_separable")
     parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
     if not args.skip_curve:
         curve(train, test)

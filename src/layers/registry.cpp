@@ -21,6 +21,7 @@
 #include "layers/rescaling.h"
 #include "layers/permute.h"
 #include "layers/reshape.h"
+#include "layers/separable_conv2d.h"
 #include "layers/strict_config.h"
 #include "layers/upsampling.h"
 
@@ -46,6 +47,9 @@ void allow_weighted_extras(StrictConfig& config) {
 std::vector<std::pair<std::string, std::string>> regularized_weights(const std::string& class_name) {
   if (class_name == "Dense" || class_name == "Conv2D") return {{"kernel", "kernel"}, {"bias", "bias"}};
   if (class_name == "DepthwiseConv2D") return {{"depthwise", "kernel"}, {"bias", "bias"}};
+  if (class_name == "SeparableConv2D") {
+    return {{"depthwise", "depthwise_kernel"}, {"pointwise", "pointwise_kernel"}, {"bias", "bias"}};
+  }
   if (class_name == "BatchNormalization" || class_name == "LayerNormalization") return {{"gamma", "gamma"}, {"beta", "beta"}};
   if (class_name == "PReLU") return {{"alpha", "alpha"}};
   return {};
@@ -133,6 +137,23 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
                       .bias_initializer = config.take_initializer("bias_initializer", "zeros"),
                       .name = name},
         multiplier);
+  }
+  if (class_name == "SeparableConv2D") {
+    require_channels_last(config);
+    config.allow_null("activity_regularizer");
+    const int64_t multiplier = config.take("depth_multiplier", int64_t(1));
+    return std::make_shared<SeparableConv2D>(
+        Conv2DOptions{.filters = config.take_required<int64_t>("filters"),
+                      .kernel_size = config.take_pair("kernel_size", {3, 3}),
+                      .strides = config.take_pair("strides", {1, 1}),
+                      .padding = config.take<std::string>("padding", "valid"),
+                      .dilation_rate = config.take_pair("dilation_rate", {1, 1}),
+                      .activation = config.take_activation(),
+                      .use_bias = config.take("use_bias", true),
+                      .kernel_initializer = config.take_initializer("depthwise_initializer", "glorot_uniform"),
+                      .bias_initializer = config.take_initializer("bias_initializer", "zeros"),
+                      .name = name},
+        multiplier, config.take_initializer("pointwise_initializer", "glorot_uniform"));
   }
   if (class_name == "Conv2D") {
     require_channels_last(config);
@@ -297,7 +318,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   throw Error(ErrorCode::invalid_argument,
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
-                  "InputLayer, Conv2D, DepthwiseConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
+                  "InputLayer, Conv2D, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
                   "GlobalMaxPooling2D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
                   "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
                   "Softmax, LayerNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");

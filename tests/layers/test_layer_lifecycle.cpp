@@ -40,6 +40,10 @@ TEST(LayerLifecycle, DilatedGroupedAndDepthwiseConvolutions) {
   run_layer_test({{"class_name", "DepthwiseConv2D"},
                   {"config", {{"kernel_size", 3}, {"depth_multiplier", 2}, {"padding", "same"}}}},
                  {2, 7, 7, 3}, {2, 7, 7, 6}, 3 * 3 * 3 * 2 + 6);
+  run_layer_test({{"class_name", "SeparableConv2D"},
+                  {"config", {{"filters", 4}, {"kernel_size", 3}, {"depth_multiplier", 2}, {"strides", 2},
+                              {"pointwise_regularizer", {{"class_name", "L2"}, {"config", {{"l2", 0.1}}}}}}}},
+                 {2, 8, 8, 3}, {2, 3, 3, 4}, 3 * 3 * 3 * 2 + 6 * 4 + 4);
 }
 
 TEST(LayerLifecycle, ShapeLayers) {

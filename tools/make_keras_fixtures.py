@@ -345,6 +345,20 @@ def separable_model():
     return compiled(keras.Model(inputs, outputs, name="separable"))
 
 
+def sequence_model():
+    """The images as sequences of 28 rows: Conv1D (causal and dilated; strided 'same' with
+    groups), MaxPooling1D, AveragePooling1D, GlobalMaxPooling1D and GlobalAveragePooling1D."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Reshape((28, 28))(inputs)
+    x = keras.layers.Conv1D(8, 3, padding="causal", dilation_rate=2, activation="relu")(x)
+    x = keras.layers.MaxPooling1D(2)(x)
+    x = keras.layers.Conv1D(8, 3, strides=2, padding="same", groups=2)(x)
+    x = keras.layers.AveragePooling1D(2, strides=1)(x)
+    outputs = keras.layers.Dense(10, activation="softmax")(keras.layers.Concatenate()(
+        [keras.layers.GlobalMaxPooling1D()(x), keras.layers.GlobalAveragePooling1D()(x)]))
+    return compiled(keras.Model(inputs, outputs, name="sequence"))
+
+
 def binary_model():
     """A binary classifier compiled with metrics as names and as objects, as Keras users write
     them (its .keras file keeps the objects in its compile config)."""
@@ -445,6 +459,7 @@ def main():
     parity(train, lambda: convnext_model(train[0][:1024]), "parity_convnext", save_model=True)
     parity(train, regularized_model, "parity_regularized")
     parity(train, separable_model, "parity_separable")
+    parity(train, sequence_model, "parity_sequence")
     parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
     if not args.skip_curve:
         curve(train, test)

@@ -20,8 +20,8 @@ constexpr int64_t layout_batch = 256;
 
 Conv2D::Conv2D(const Conv2DOptions& options) : Conv2D(options, 0) {}
 
-Conv2D::Conv2D(const Conv2DOptions& options, int64_t depth_multiplier)
-    : Layer(depth_multiplier ? "depthwise_conv2d" : "conv2d", options.name),
+Conv2D::Conv2D(const Conv2DOptions& options, int64_t depth_multiplier, const std::string& snake_name)
+    : Layer(!snake_name.empty() ? snake_name : depth_multiplier ? "depthwise_conv2d" : "conv2d", options.name),
       depth_multiplier_(depth_multiplier),
       options_(options),
       padding_(kernels::parse_padding(options.padding)),
@@ -67,15 +67,16 @@ void Conv2D::build_weights(const Shape& input_shape, Random& random) {
   kernels::WindowGeometry g = geometry(input_shape.with_batch(layout_batch));
   kernel_layout_ = std::make_shared<OnednnWeightLayout>(Conv2DKernel::keras_weights_desc(g),
                                                         Conv2DKernel::preferred_weights_desc(g));
-  // A depthwise kernel [KH, KW, in, multiplier] is, in memory, a grouped one [KH, KW, 1, in x multiplier].
-  const Shape kernel_shape = depth_multiplier_
-                                 ? Shape{g.window_height, g.window_width, g.in_channels, depth_multiplier_}
-                                 : Shape{g.window_height, g.window_width, g.in_channels / g.groups, g.out_channels};
-  add_weight("kernel", kernel_shape,
-             options_.kernel_initializer, random, kernel_layout_);
+  add_weight("kernel", keras_kernel_shape(g), options_.kernel_initializer, random, kernel_layout_);
   if (options_.use_bias) {
     add_weight("bias", {g.out_channels}, options_.bias_initializer, random);
   }
+}
+
+Shape Conv2D::keras_kernel_shape(const kernels::WindowGeometry& g) const {
+  // A depthwise kernel [KH, KW, in, multiplier] is, in memory, a grouped one [KH, KW, 1, in x multiplier].
+  if (depth_multiplier_) return {g.window_height, g.window_width, g.in_channels, depth_multiplier_};
+  return {g.window_height, g.window_width, g.in_channels / g.groups, g.out_channels};
 }
 
 std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const CompileOptions& options) {
@@ -118,6 +119,54 @@ nlohmann::json DepthwiseConv2D::get_config() const {
   config["depthwise_initializer"] = options().kernel_initializer.get_config();
   config["depthwise_regularizer"] = nullptr;
   config["depthwise_constraint"] = nullptr;
+  return config;
+}
+
+Conv1D::Conv1D(const Conv1DOptions& options)
+    : Conv2D(Conv2DOptions{.filters = options.filters,
+                           .kernel_size = {1, options.kernel_size},
+                           .strides = {1, options.strides},
+                           .padding = options.padding == "causal" ? "valid" : options.padding,
+                           .dilation_rate = {1, options.dilation_rate},
+                           .groups = options.groups,
+                           .activation = options.activation,
+                           .use_bias = options.use_bias,
+                           .kernel_initializer = options.kernel_initializer,
+                           .bias_initializer = options.bias_initializer,
+                           .name = options.name},
+             0, "conv1d"),
+      options_(options) {
+  check_argument(options.kernel_size > 0, "Conv1D '" + name() + "': kernel_size must be positive");
+}
+
+kernels::WindowGeometry Conv1D::geometry(const Shape& input_shape) const {
+  check_argument(input_shape.rank() == 3, "Conv1D '" + name() + "' expects inputs (batch, steps, channels), got " +
+                                              input_shape.to_string(true));
+  kernels::WindowGeometry g = Conv2D::geometry(Shape{input_shape[0], 1, input_shape[1], input_shape[2]});
+  if (options_.padding == "causal") {
+    // Keras: (kernel_size - 1) * dilation zeros before the first step, then 'valid'.
+    g.pad_left = (options_.kernel_size - 1) * options_.dilation_rate;
+    const int64_t span = g.pad_left + 1;  // the dilated window
+    g.out_width = (g.in_width + g.pad_left - span) / g.stride_width + 1;
+  }
+  return g;
+}
+
+Shape Conv1D::compute_output_shape(const Shape& input_shape) const {
+  const kernels::WindowGeometry g = geometry(input_shape);
+  return {input_shape[0], g.out_width, g.out_channels};
+}
+
+Shape Conv1D::keras_kernel_shape(const kernels::WindowGeometry& g) const {
+  return {g.window_width, g.in_channels / g.groups, g.out_channels};
+}
+
+nlohmann::json Conv1D::get_config() const {
+  nlohmann::json config = Conv2D::get_config();
+  config["kernel_size"] = {options_.kernel_size};
+  config["strides"] = {options_.strides};
+  config["padding"] = options_.padding;
+  config["dilation_rate"] = {options_.dilation_rate};
   return config;
 }
 

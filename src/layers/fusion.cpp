@@ -159,7 +159,8 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
   }
   auto* conv = dynamic_cast<layers::Conv2D*>(&first);
   auto* pool = dynamic_cast<layers::Pooling2D*>(&second);
-  if (conv == nullptr || pool == nullptr || pool->kind() != PoolKind::max ||
+  // Conv2D and MaxPooling2D only (not their 1D forms, whose geometry is a row of steps).
+  if (conv == nullptr || pool == nullptr || conv->class_name() != "Conv2D" || pool->class_name() != "MaxPooling2D" ||
       !kernels::onednn::fusable_as_post_op(conv->activation()) || input_shapes.size() != 1) {
     return nullptr;
   }

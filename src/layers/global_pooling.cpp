@@ -10,12 +10,13 @@ namespace tenfold::layers {
 
 namespace {
 
-/// Loops over [batch, positions, channels], vectorized over channels.
+/// Loops over [batch, positions, channels] (positions: the spatial axes), vectorized over
+/// channels.
 class GlobalPoolingStep : public LayerStep {
  public:
   GlobalPoolingStep(bool max, const Shape& input_shape)
-      : max_(max), batch_(input_shape[0]), positions_(input_shape[1] * input_shape[2]),
-        channels_(input_shape[3]) {}
+      : max_(max), batch_(input_shape[0]), positions_(input_shape.without_batch().num_elements() / input_shape[input_shape.rank() - 1]),
+        channels_(input_shape[input_shape.rank() - 1]) {}
 
   void forward(const Tensor& input, Tensor& output, bool) override {
     for (int64_t n = 0; n < batch_; ++n) {
@@ -73,20 +74,22 @@ class GlobalPoolingStep : public LayerStep {
 
 }  // namespace
 
-GlobalPooling2D::GlobalPooling2D(bool max, bool keepdims, const std::string& name)
-    : Layer(max ? "global_max_pooling2d" : "global_average_pooling2d", name),
-      max_(max), keepdims_(keepdims) {}
+GlobalPooling2D::GlobalPooling2D(bool max, bool keepdims, const std::string& name, int64_t spatial_axes)
+    : Layer(std::string(max ? "global_max_pooling" : "global_average_pooling") + std::to_string(spatial_axes) + "d", name),
+      max_(max), keepdims_(keepdims), spatial_axes_(spatial_axes) {}
 
 std::string GlobalPooling2D::class_name() const {
-  return max_ ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D";
+  return std::string(max_ ? "GlobalMaxPooling" : "GlobalAveragePooling") + std::to_string(spatial_axes_) + "D";
 }
 
 Shape GlobalPooling2D::compute_output_shape(const Shape& input_shape) const {
-  check_argument(input_shape.rank() == 4, class_name() + " '" + name() +
-                                              "' needs inputs [batch, height, width, channels], got " +
-                                              input_shape.to_string(true));
-  if (keepdims_) return {input_shape[0], 1, 1, input_shape[3]};
-  return {input_shape[0], input_shape[3]};
+  check_argument(input_shape.rank() == spatial_axes_ + 2,
+                 class_name() + " '" + name() + "' needs inputs " +
+                     (spatial_axes_ == 2 ? "[batch, height, width, channels]" : "[batch, steps, channels]") + ", got " +
+                     input_shape.to_string(true));
+  const int64_t channels = input_shape[input_shape.rank() - 1];
+  if (!keepdims_) return {input_shape[0], channels};
+  return spatial_axes_ == 2 ? Shape{input_shape[0], 1, 1, channels} : Shape{input_shape[0], 1, channels};
 }
 
 std::unique_ptr<LayerStep> GlobalPooling2D::compile(const Shape& input_shape, const CompileOptions&) {

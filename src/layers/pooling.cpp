@@ -30,36 +30,42 @@ class Pooling2DStep : public LayerStep {
   std::shared_ptr<std::byte> workspace_;
 };
 
-const char* snake_name(PoolKind kind) {
-  return kind == PoolKind::max ? "max_pooling2d" : "average_pooling2d";
+std::string snake_name(PoolKind kind, bool one_dimensional) {
+  return std::string(kind == PoolKind::max ? "max_pooling" : "average_pooling") + (one_dimensional ? "1d" : "2d");
 }
 
 }  // namespace
 
-Pooling2D::Pooling2D(PoolKind kind, const Pooling2DOptions& options)
-    : Layer(snake_name(kind), options.name),
+Pooling2D::Pooling2D(PoolKind kind, const Pooling2DOptions& options) : Pooling2D(kind, options, false) {}
+
+Pooling2D::Pooling2D(PoolKind kind, const Pooling2DOptions& options, bool one_dimensional)
+    : Layer(snake_name(kind, one_dimensional), options.name),
       kind_(kind),
       options_(options),
       strides_(options.strides.value_or(options.pool_size)),
-      padding_(kernels::parse_padding(options.padding)) {}
+      padding_(kernels::parse_padding(options.padding)),
+      one_dimensional_(one_dimensional) {}
 
 std::string Pooling2D::class_name() const {
-  return kind_ == PoolKind::max ? "MaxPooling2D" : "AveragePooling2D";
+  return std::string(kind_ == PoolKind::max ? "MaxPooling" : "AveragePooling") + (one_dimensional_ ? "1D" : "2D");
 }
 
 kernels::WindowGeometry Pooling2D::geometry(const Shape& input_shape) const {
-  check_argument(input_shape.rank() == 4,
-                 class_name() + " '" + name() +
-                     "' expects inputs (batch, height, width, channels), got " +
+  const int64_t rank = one_dimensional_ ? 3 : 4;
+  check_argument(input_shape.rank() == rank,
+                 class_name() + " '" + name() + "' expects inputs " +
+                     (one_dimensional_ ? "(batch, steps, channels)" : "(batch, height, width, channels)") + ", got " +
                      input_shape.to_string(true));
-  return kernels::make_window_geometry(input_shape[0], input_shape[1], input_shape[2],
-                                       input_shape[3], input_shape[3], options_.pool_size[0],
+  // A 1D layer's steps are one row of an image.
+  const Shape image = one_dimensional_ ? Shape{input_shape[0], 1, input_shape[1], input_shape[2]} : input_shape;
+  return kernels::make_window_geometry(image[0], image[1], image[2], image[3], image[3], options_.pool_size[0],
                                        options_.pool_size[1], strides_[0], strides_[1], padding_);
 }
 
 Shape Pooling2D::compute_output_shape(const Shape& input_shape) const {
   kernels::WindowGeometry g = geometry(input_shape);
-  return {input_shape[0], g.out_height, g.out_width, input_shape[3]};
+  if (one_dimensional_) return {input_shape[0], g.out_width, g.out_channels};
+  return {input_shape[0], g.out_height, g.out_width, g.out_channels};
 }
 
 std::unique_ptr<LayerStep> Pooling2D::compile(const Shape& input_shape, const CompileOptions&) {
@@ -68,9 +74,14 @@ std::unique_ptr<LayerStep> Pooling2D::compile(const Shape& input_shape, const Co
 
 nlohmann::json Pooling2D::get_config() const {
   nlohmann::json config = Layer::get_config();
-  config["pool_size"] = options_.pool_size;
+  if (one_dimensional_) {
+    config["pool_size"] = {options_.pool_size[1]};
+    config["strides"] = {strides_[1]};
+  } else {
+    config["pool_size"] = options_.pool_size;
+    config["strides"] = strides_;
+  }
   config["padding"] = options_.padding;
-  config["strides"] = strides_;
   config["data_format"] = "channels_last";
   return config;
 }

@@ -45,7 +45,7 @@ void allow_weighted_extras(StrictConfig& config) {
 /// The weights of each class that take Keras' <key>_regularizer and <key>_constraint: pairs of
 /// the key and the weight's name.
 std::vector<std::pair<std::string, std::string>> regularized_weights(const std::string& class_name) {
-  if (class_name == "Dense" || class_name == "Conv2D") return {{"kernel", "kernel"}, {"bias", "bias"}};
+  if (class_name == "Dense" || class_name == "Conv2D" || class_name == "Conv1D") return {{"kernel", "kernel"}, {"bias", "bias"}};
   if (class_name == "DepthwiseConv2D") return {{"depthwise", "kernel"}, {"bias", "bias"}};
   if (class_name == "SeparableConv2D") {
     return {{"depthwise", "depthwise_kernel"}, {"pointwise", "pointwise_kernel"}, {"bias", "bias"}};
@@ -65,6 +65,15 @@ void take_weight_options(const std::string& class_name, StrictConfig& config, La
       throw Error(error.code(), class_name + " '" + config.name() + "': " + error.message());
     }
   }
+}
+
+/// A 1D layer's size: an integer, or Keras' tuple of one ([2]).
+int64_t take_single(StrictConfig& config, const std::string& key, int64_t fallback) {
+  const json value = config.take<json>(key, fallback);
+  const json& single = value.is_array() && value.size() == 1 ? value[0] : value;
+  check_argument(single.is_number_integer(), "'" + config.name() + "': " + key + " " + value.dump() +
+                                                 " must be an integer or a list of one integer");
+  return single.get<int64_t>();
 }
 
 /// ZeroPadding2D's padding and Cropping2D's cropping in Keras' forms: n, (rows, columns), or
@@ -138,6 +147,22 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
                       .name = name},
         multiplier);
   }
+  if (class_name == "Conv1D") {
+    require_channels_last(config);
+    allow_weighted_extras(config);
+    return std::make_shared<Conv1D>(Conv1DOptions{
+        .filters = config.take_required<int64_t>("filters"),
+        .kernel_size = take_single(config, "kernel_size", 3),
+        .strides = take_single(config, "strides", 1),
+        .padding = config.take<std::string>("padding", "valid"),
+        .dilation_rate = take_single(config, "dilation_rate", 1),
+        .groups = config.take("groups", int64_t(1)),
+        .activation = config.take_activation(),
+        .use_bias = config.take("use_bias", true),
+        .kernel_initializer = config.take_initializer("kernel_initializer", "glorot_uniform"),
+        .bias_initializer = config.take_initializer("bias_initializer", "zeros"),
+        .name = name});
+  }
   if (class_name == "SeparableConv2D") {
     require_channels_last(config);
     config.allow_null("activity_regularizer");
@@ -199,6 +224,20 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     bool keepdims = config.take("keepdims", false);
     if (class_name == "GlobalMaxPooling2D") return std::make_shared<GlobalMaxPooling2D>(keepdims, name);
     return std::make_shared<GlobalAveragePooling2D>(keepdims, name);
+  }
+  if (class_name == "GlobalAveragePooling1D" || class_name == "GlobalMaxPooling1D") {
+    require_channels_last(config);
+    bool keepdims = config.take("keepdims", false);
+    if (class_name == "GlobalMaxPooling1D") return std::make_shared<GlobalMaxPooling1D>(keepdims, name);
+    return std::make_shared<GlobalAveragePooling1D>(keepdims, name);
+  }
+  if (class_name == "MaxPooling1D" || class_name == "AveragePooling1D") {
+    require_channels_last(config);
+    const int64_t pool = take_single(config, "pool_size", 2);
+    const int64_t strides = take_single(config, "strides", pool);
+    const std::string padding = config.take<std::string>("padding", "valid");
+    if (class_name == "MaxPooling1D") return std::make_shared<MaxPooling1D>(pool, strides, padding, name);
+    return std::make_shared<AveragePooling1D>(pool, strides, padding, name);
   }
   if (class_name == "Reshape") {
     return std::make_shared<Reshape>(config.take_required<std::vector<int64_t>>("target_shape"), name);
@@ -319,7 +358,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
                   "InputLayer, Conv2D, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
-                  "GlobalMaxPooling2D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
+                  "GlobalMaxPooling2D, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
                   "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
                   "Softmax, LayerNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }

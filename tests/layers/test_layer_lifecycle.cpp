@@ -40,6 +40,16 @@ TEST(LayerLifecycle, DilatedGroupedAndDepthwiseConvolutions) {
   run_layer_test({{"class_name", "DepthwiseConv2D"},
                   {"config", {{"kernel_size", 3}, {"depth_multiplier", 2}, {"padding", "same"}}}},
                  {2, 7, 7, 3}, {2, 7, 7, 6}, 3 * 3 * 3 * 2 + 6);
+  run_layer_test({{"class_name", "Conv1D"}, {"config", {{"filters", 4}, {"kernel_size", {3}}, {"padding", "causal"}}}},
+                 {2, 10, 3}, {2, 10, 4}, 3 * 3 * 4 + 4);
+  run_layer_test({{"class_name", "Conv1D"}, {"config", {{"filters", 6}, {"kernel_size", 2}, {"strides", 2}, {"groups", 3}}}},
+                 {2, 9, 3}, {2, 4, 6}, 2 * 1 * 6 + 6);
+  run_layer_test({{"class_name", "MaxPooling1D"}, {"config", {{"pool_size", {3}}, {"padding", "same"}}}}, {2, 10, 3},
+                 {2, 4, 3}, 0);
+  run_layer_test({{"class_name", "AveragePooling1D"}, {"config", {{"pool_size", 2}, {"strides", 1}}}}, {2, 10, 3},
+                 {2, 9, 3}, 0);
+  run_layer_test({{"class_name", "GlobalMaxPooling1D"}, {"config", {{"keepdims", true}}}}, {2, 10, 3}, {2, 1, 3}, 0);
+  run_layer_test({{"class_name", "GlobalAveragePooling1D"}, {"config", json::object()}}, {2, 10, 3}, {2, 3}, 0);
   run_layer_test({{"class_name", "SeparableConv2D"},
                   {"config", {{"filters", 4}, {"kernel_size", 3}, {"depth_multiplier", 2}, {"strides", 2},
                               {"pointwise_regularizer", {{"class_name", "L2"}, {"config", {{"l2", 0.1}}}}}}}},

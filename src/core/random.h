@@ -2,6 +2,7 @@
 // A seeded generator whose sequence is the same on every platform and compiler
 // (std:: distributions are not), so a seed reproduces a run everywhere.
 #include <cstdint>
+#include <initializer_list>
 
 namespace tenfold {
 
@@ -25,6 +26,13 @@ class Random {
   float uniform(float low, float high) { return low + (high - low) * uniform(); }
   /// Uniform integer in [0, bound).
   uint64_t below(uint64_t bound) { return next_u64() % bound; }
+  /// A key for one stream of draws, from a seed and what tells the streams apart (a layer's
+  /// worker, replica and batch size): no two of them share draws.
+  static uint64_t stream_key(uint64_t seed, std::initializer_list<uint64_t> parts) {
+    uint64_t key = seed;
+    for (uint64_t part : parts) key = mix(key ^ mix(part + increment));
+    return key;
+  }
   /// The whole state: saved in a training backup, restored to resume the same sequence.
   uint64_t state() const { return state_; }
   void set_state(uint64_t state) { state_ = state; }

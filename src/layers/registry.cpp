@@ -20,6 +20,7 @@
 #include "layers/prelu.h"
 #include "layers/rescaling.h"
 #include "layers/permute.h"
+#include "layers/random_image.h"
 #include "layers/reshape.h"
 #include "layers/separable_conv2d.h"
 #include "layers/strict_config.h"
@@ -127,6 +128,37 @@ void check_module(const json& layer, const std::string& class_name) {
   check_argument(module.empty() || module == "keras.layers" || module.starts_with("keras.src.layers."),
                  "layer class '" + class_name + "' of module '" + module + "' is user code (a custom layer), "
                  "which Tenfold never runs from a model file: use Keras' built-in layers");
+}
+
+/// Keras' random augmentation layers (layers/random_image.h).
+std::shared_ptr<Layer> random_image_layer(const std::string& class_name, StrictConfig& config) {
+  const std::string& name = config.name();
+  require_channels_last(config);
+  config.allow_null("bounding_box_format");
+  const json seed_value = config.take<json>("seed", nullptr);
+  const std::optional<uint64_t> seed = seed_value.is_null() ? std::nullopt : std::optional<uint64_t>(seed_value.get<uint64_t>());
+  try {
+    if (class_name == "RandomFlip") return std::make_shared<RandomFlip>(config.take<std::string>("mode", "horizontal_and_vertical"), seed, name);
+    if (class_name == "RandomContrast") {
+      const json range = config.take<json>("value_range", json::array({0, 255}));
+      check_argument(range.is_array() && range.size() == 2, "value_range must be a pair, got " + range.dump());
+      return std::make_shared<RandomContrast>(config.take_required<json>("factor"),
+                                              std::pair<double, double>{range[0].get<double>(), range[1].get<double>()}, seed, name);
+    }
+    const kernels::ImageTransformOptions options{
+        .fill_mode = kernels::parse_fill_mode(config.take<std::string>("fill_mode", "reflect")),
+        .interpolation = kernels::parse_interpolation(config.take<std::string>("interpolation", "bilinear")),
+        .fill_value = config.take("fill_value", 0.0f)};
+    if (class_name == "RandomRotation") return std::make_shared<RandomRotation>(config.take_required<json>("factor"), options, seed, name);
+    if (class_name == "RandomZoom") {
+      return std::make_shared<RandomZoom>(config.take_required<json>("height_factor"), config.take<json>("width_factor", nullptr),
+                                          options, seed, name);
+    }
+    return std::make_shared<RandomTranslation>(config.take_required<json>("height_factor"),
+                                               config.take_required<json>("width_factor"), options, seed, name);
+  } catch (const Error& error) {
+    throw Error(error.code(), class_name + " '" + name + "': " + error.message());
+  }
 }
 
 std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config) {
@@ -247,6 +279,10 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     if (class_name == "ZeroPadding2D") return std::make_shared<ZeroPadding2D>(take_borders(class_name, config, "padding", 1), name);
     return std::make_shared<Cropping2D>(take_borders(class_name, config, "cropping", 0), name);
   }
+  if (class_name == "RandomFlip" || class_name == "RandomTranslation" || class_name == "RandomRotation" ||
+      class_name == "RandomZoom" || class_name == "RandomContrast") {
+    return random_image_layer(class_name, config);
+  }
   if (class_name == "Permute") return std::make_shared<Permute>(config.take_required<std::vector<int64_t>>("dims"), name);
   if (class_name == "UpSampling2D") {
     require_channels_last(config);
@@ -358,7 +394,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
                   "InputLayer, Conv2D, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
-                  "GlobalMaxPooling2D, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
+                  "GlobalMaxPooling2D, RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomContrast, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
                   "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
                   "Softmax, LayerNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }

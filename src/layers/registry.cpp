@@ -22,6 +22,7 @@
 #include "layers/permute.h"
 #include "layers/random_image.h"
 #include "layers/reshape.h"
+#include "layers/resizing.h"
 #include "layers/separable_conv2d.h"
 #include "layers/strict_config.h"
 #include "layers/upsampling.h"
@@ -283,6 +284,23 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
       class_name == "RandomZoom" || class_name == "RandomContrast") {
     return random_image_layer(class_name, config);
   }
+  if (class_name == "Resizing") {
+    require_channels_last(config);
+    config.allow_only("pad_to_aspect_ratio", {false}, "Tenfold resizes without padding (pad_to_aspect_ratio=False)");
+    config.allow_only("antialias", {false}, "Tenfold resizes without antialiasing (antialias=False)");
+    config.allow_only("fill_mode", {"constant"}, "fill_mode is used only with pad_to_aspect_ratio");
+    config.ignore("fill_value");  // only used with pad_to_aspect_ratio
+    const std::string interpolation = config.take<std::string>("interpolation", "bilinear");
+    check_argument(interpolation == "bilinear" || interpolation == "nearest",
+                   "Resizing '" + name + "': interpolation '" + interpolation + "' is not supported; use bilinear or nearest");
+    return std::make_shared<Resizing>(config.take_required<int64_t>("height"), config.take_required<int64_t>("width"),
+                                      kernels::parse_interpolation(interpolation), config.take("crop_to_aspect_ratio", false),
+                                      name);
+  }
+  if (class_name == "CenterCrop") {
+    require_channels_last(config);
+    return std::make_shared<CenterCrop>(config.take_required<int64_t>("height"), config.take_required<int64_t>("width"), name);
+  }
   if (class_name == "Permute") return std::make_shared<Permute>(config.take_required<std::vector<int64_t>>("dims"), name);
   if (class_name == "UpSampling2D") {
     require_channels_last(config);
@@ -394,7 +412,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
                   "InputLayer, Conv2D, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
-                  "GlobalMaxPooling2D, RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomContrast, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
+                  "GlobalMaxPooling2D, Resizing, CenterCrop, RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomContrast, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
                   "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
                   "Softmax, LayerNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }

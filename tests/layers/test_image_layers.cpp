@@ -1,14 +1,16 @@
-// Keras' random augmentation layers against the values Keras (TensorFlow backend) gives with
-// degenerate factor ranges, where the draw is exact (verified examples, tools' spec notes in
-// the layer's header): translation, rotation and zoom with each fill mode and interpolation,
-// contrast with clipping. Identity at inference; backward is the adjoint of forward for the
-// draws of a step; flips are whole-image and seeded per replica.
+// Keras' image preprocessing layers against the values Keras (TensorFlow backend) gives. The
+// random ones with degenerate factor ranges, where the draw is exact: translation, rotation
+// and zoom with each fill mode and interpolation, contrast with clipping; identity at
+// inference; backward the adjoint of forward for a step's draws; flips whole-image. Resizing
+// and CenterCrop: bilinear and nearest with half-pixel centres, aspect-ratio windows.
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "layers/input.h"
+#include "layers/registry.h"
 #include "layers/random_image.h"
+#include "layers/resizing.h"
 #include "losses/loss.h"
 #include "models/sequential.h"
 #include "optimizers/sgd.h"
@@ -191,6 +193,70 @@ TEST(RandomImageLayers, LifecycleAndRefusals) {
                           {2, 4, 4, 3}, {2, 4, 4, 3}, 0);
   testing::run_layer_test({{"class_name", "RandomContrast"}, {"config", {{"factor", 0.3}, {"value_range", {0, 1}}}}},
                           {2, 4, 4, 3}, {2, 4, 4, 3}, 0);
+}
+
+TEST(Resizing, MatchesTensorFlowsResize) {
+  auto resize = [](int64_t h, int64_t w, const std::string& interpolation = "bilinear", bool crop = false) {
+    return std::make_shared<layers::Resizing>(h, w, kernels::parse_interpolation(interpolation), crop);
+  };
+  EXPECT_TRUE(testing::all_close(apply(resize(2, 2), ramp(4, 4), false), image(2, 2, {2.5, 4.5, 10.5, 12.5}), 1e-5, 1e-5));
+  EXPECT_TRUE(testing::all_close(apply(resize(3, 3), ramp(4, 4), true),
+                                 image(3, 3, {0.8333333f, 2.1666667f, 3.5f, 6.1666667f, 7.5f, 8.833333f, 11.5f, 12.833333f, 14.166667f}),
+                                 1e-5, 1e-5));
+  EXPECT_TRUE(testing::all_close(apply(resize(1, 5), image(1, 3, {1, 2, 3}), false), image(1, 5, {1, 1.4f, 2, 2.6f, 3}), 1e-5, 1e-5));
+  EXPECT_TRUE(testing::all_close(apply(resize(1, 5, "nearest"), image(1, 3, {1, 2, 3}), false), image(1, 5, {1, 1, 2, 3, 3}), 0, 0));
+  EXPECT_TRUE(testing::all_close(apply(resize(2, 2, "bilinear", true), ramp(4, 6), false), image(2, 2, {4.5, 6.5, 16.5, 18.5}),
+                                 1e-5, 1e-5));
+}
+
+TEST(CenterCrop, CutsOrResizesAsKeras) {
+  EXPECT_TRUE(testing::all_close(apply(std::make_shared<layers::CenterCrop>(3, 3), ramp(6, 6), true),
+                                 image(3, 3, {7, 8, 9, 13, 14, 15, 19, 20, 21}), 0, 0));
+  std::vector<float> rows_1_to_4;
+  for (int r = 1; r <= 4; ++r) {
+    for (int c = 0; c < 5; ++c) rows_1_to_4.push_back(float(6 * r + c));
+  }
+  EXPECT_TRUE(testing::all_close(apply(std::make_shared<layers::CenterCrop>(4, 5), ramp(6, 6), false), image(4, 5, rows_1_to_4), 0, 0));
+  // Smaller than the target: Keras resizes the centred window of the target's aspect ratio.
+  Tensor up = apply(std::make_shared<layers::CenterCrop>(6, 6), ramp(4, 4), false);
+  EXPECT_TRUE(testing::all_close(up, apply(std::make_shared<layers::Resizing>(6, 6), ramp(4, 4), false), 0, 0));
+  const std::vector<float> first_row = {0, 0.5f, 1.1666667f, 1.8333333f, 2.5f, 3};
+  for (size_t i = 0; i < first_row.size(); ++i) EXPECT_NEAR(up.data<float>()[i], first_row[i], 1e-5);
+  std::vector<float> middle_columns;  // x[:, :, 2:6] of a 4x8 ramp
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 2; c < 6; ++c) middle_columns.push_back(float(8 * r + c));
+  }
+  EXPECT_TRUE(testing::all_close(apply(std::make_shared<layers::CenterCrop>(6, 6), ramp(4, 8), false),
+                                 apply(std::make_shared<layers::Resizing>(6, 6), image(4, 4, middle_columns), false), 1e-6, 1e-6));
+}
+
+TEST(Resizing, BackwardIsTheAdjoint) {
+  for (const kernels::ResizeGeometry& g :
+       {kernels::ResizeGeometry{2, 5, 7, 3, 0, 0, 5, 7, 3, 4, kernels::Interpolation::bilinear},
+        kernels::ResizeGeometry{2, 5, 7, 3, 1, 2, 3, 4, 8, 9, kernels::Interpolation::bilinear},
+        kernels::ResizeGeometry{2, 5, 7, 3, 0, 1, 5, 5, 4, 9, kernels::Interpolation::nearest}}) {
+    Tensor x = random_tensor({g.batch, g.in_height, g.in_width, g.channels}, 1);
+    Tensor grad = random_tensor({g.batch, g.out_height, g.out_width, g.channels}, 2);
+    Tensor y(grad.shape()), gx(x.shape());
+    kernels::resize_images(x.data<float>(), y.data<float>(), g);
+    kernels::resize_images_backward(grad.data<float>(), gx.data<float>(), g);
+    double forward = 0, backward = 0;
+    for (int64_t i = 0; i < y.num_elements(); ++i) forward += double(y.data<float>()[i]) * grad.data<float>()[i];
+    for (int64_t i = 0; i < x.num_elements(); ++i) backward += double(x.data<float>()[i]) * gx.data<float>()[i];
+    EXPECT_NEAR(forward, backward, 1e-4 * std::abs(forward) + 1e-4);
+  }
+}
+
+TEST(Resizing, LifecycleAndRefusals) {
+  testing::run_layer_test({{"class_name", "Resizing"}, {"config", {{"height", 3}, {"width", 5}}}}, {2, 6, 4, 3}, {2, 3, 5, 3}, 0);
+  testing::run_layer_test({{"class_name", "CenterCrop"}, {"config", {{"height", 3}, {"width", 2}}}}, {2, 6, 4, 3}, {2, 3, 2, 3}, 0);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
+           {"antialias", true}, {"pad_to_aspect_ratio", true}, {"interpolation", "bicubic"}}) {
+    const std::string error = testing::error_of(
+        [&] { layers::from_config({{"class_name", "Resizing"}, {"config", {{"name", "resize"}, {"height", 3}, {"width", 3}, {key, value}}}}); });
+    EXPECT_NE(error.find("Resizing '"), std::string::npos) << error;
+    EXPECT_NE(error.find(key == "interpolation" ? "bicubic" : key), std::string::npos) << error;
+  }
 }
 
 }  // namespace

@@ -359,6 +359,26 @@ def sequence_model():
     return compiled(keras.Model(inputs, outputs, name="sequence"))
 
 
+def groupnorm_model():
+    """GroupNormalization: 4 groups of 2 channels over 26x26 positions, one group per channel
+    (groups=-1, instance normalization) without beta, and 2 groups on a 2-D input."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Conv2D(8, 3)(inputs)
+    x = keras.layers.GroupNormalization(groups=4)(x)
+    x = keras.layers.ReLU()(x)
+    # No bias before instance normalization: it cancels, and its gradient is rounding noise
+    # that Adam scales up to full steps.
+    x = keras.layers.Conv2D(6, 3, strides=2, use_bias=False)(x)
+    x = keras.layers.GroupNormalization(groups=-1, center=False)(x)
+    # ReLU before the average: an instance-normalised channel averages to exactly zero.
+    x = keras.layers.ReLU()(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    x = keras.layers.Dense(8)(x)
+    x = keras.layers.GroupNormalization(groups=2, epsilon=1e-5)(x)
+    outputs = keras.layers.Dense(10, activation="softmax")(x)
+    return compiled(keras.Model(inputs, outputs, name="groupnorm"))
+
+
 def binary_model():
     """A binary classifier compiled with metrics as names and as objects, as Keras users write
     them (its .keras file keeps the objects in its compile config)."""
@@ -460,6 +480,7 @@ def main():
     parity(train, regularized_model, "parity_regularized")
     parity(train, separable_model, "parity_separable")
     parity(train, sequence_model, "parity_sequence")
+    parity(train, groupnorm_model, "parity_groupnorm")
     parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
     if not args.skip_curve:
         curve(train, test)

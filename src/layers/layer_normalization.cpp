@@ -1,7 +1,7 @@
 #include "layers/layer_normalization.h"
 
 #include "core/error.h"
-#include "kernels/layer_norm.h"
+#include "kernels/group_norm.h"
 
 namespace tenfold::layers {
 
@@ -9,8 +9,8 @@ namespace {
 
 class LayerNormStep : public LayerStep {
  public:
-  LayerNormStep(int64_t rows, int64_t channels, double epsilon, const Variable* gamma, const Variable* beta)
-      : kernel_(rows, channels, epsilon), gamma_(gamma), beta_(beta) {}
+  LayerNormStep(const LayerNormalization::Groups& g, double epsilon, const Variable* gamma, const Variable* beta)
+      : kernel_(g.samples, g.positions, g.channels, g.groups, epsilon), gamma_(gamma), beta_(beta) {}
 
   void forward(const Tensor& input, Tensor& output, bool) override {
     kernel_.forward(input.data<float>(), data_or_null(gamma_), data_or_null(beta_), output.data<float>());
@@ -26,7 +26,7 @@ class LayerNormStep : public LayerStep {
   }
 
  private:
-  kernels::LayerNormKernel kernel_;
+  kernels::GroupNormKernel kernel_;
   const Variable* gamma_;
   const Variable* beta_;
 };
@@ -34,17 +34,19 @@ class LayerNormStep : public LayerStep {
 }  // namespace
 
 LayerNormalization::LayerNormalization(const LayerNormalizationOptions& options)
-    : Layer("layer_normalization", options.name), options_(options) {
-  check_argument(options.epsilon > 0,
-                 "LayerNormalization epsilon must be positive, got " + std::to_string(options.epsilon));
+    : LayerNormalization(options, "layer_normalization") {}
+
+LayerNormalization::LayerNormalization(const LayerNormalizationOptions& options, const std::string& snake_name)
+    : Layer(snake_name, options.name), options_(options) {
+  check_argument(options.epsilon > 0, "epsilon must be positive, got " + std::to_string(options.epsilon));
 }
 
 Shape LayerNormalization::compute_output_shape(const Shape& input_shape) const {
-  check_argument(input_shape.rank() >= 2, "LayerNormalization '" + name() +
+  check_argument(input_shape.rank() >= 2, class_name() + " '" + name() +
                                               "' expects inputs of rank 2 or more, got " +
                                               input_shape.to_string(true));
   check_argument(options_.axis == -1 || options_.axis == int64_t(input_shape.rank()) - 1,
-                 "LayerNormalization '" + name() + "' normalises the last axis; got axis=" +
+                 class_name() + " '" + name() + "' normalises the last axis; got axis=" +
                      std::to_string(options_.axis) + " for inputs " + input_shape.to_string(true) +
                      ": use axis=-1");
   return input_shape;
@@ -57,10 +59,15 @@ void LayerNormalization::build_weights(const Shape& input_shape, Random& random)
   if (options_.center) beta_ = &add_weight("beta", features, options_.beta_initializer, random);
 }
 
-std::unique_ptr<LayerStep> LayerNormalization::compile(const Shape& input_shape, const CompileOptions&) {
+LayerNormalization::Groups LayerNormalization::groups_of(const Shape& input_shape) const {
+  // Every row is a sample of one position and one group.
   const int64_t features = input_shape[input_shape.rank() - 1];
-  return std::make_unique<LayerNormStep>(input_shape.num_elements() / features, features,
-                                         options_.epsilon, gamma_, beta_);
+  return {input_shape.num_elements() / features, 1, features, 1};
+}
+
+std::unique_ptr<LayerStep> LayerNormalization::compile(const Shape& input_shape, const CompileOptions&) {
+  compute_output_shape(input_shape);
+  return std::make_unique<LayerNormStep>(groups_of(input_shape), options_.epsilon, gamma_, beta_);
 }
 
 nlohmann::json LayerNormalization::get_config() const {
@@ -75,6 +82,36 @@ nlohmann::json LayerNormalization::get_config() const {
   for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}) {
     config[key] = nullptr;
   }
+  return config;
+}
+
+GroupNormalization::GroupNormalization(int64_t groups, const LayerNormalizationOptions& options)
+    : LayerNormalization(options, "group_normalization"), groups_(groups) {
+  check_argument(groups > 0 || groups == -1, "GroupNormalization '" + name() +
+                                                 "': groups must be positive, or -1 for one per channel; got " +
+                                                 std::to_string(groups));
+}
+
+Shape GroupNormalization::compute_output_shape(const Shape& input_shape) const {
+  LayerNormalization::compute_output_shape(input_shape);
+  const int64_t channels = input_shape[input_shape.rank() - 1];
+  check_argument(groups_ == -1 || (groups_ <= channels && channels % groups_ == 0),
+                 "GroupNormalization '" + name() + "': " + std::to_string(groups_) +
+                     " groups must divide the input's " + std::to_string(channels) + " channels");
+  return input_shape;
+}
+
+LayerNormalization::Groups GroupNormalization::groups_of(const Shape& input_shape) const {
+  const int64_t channels = input_shape[input_shape.rank() - 1];
+  return {input_shape[0], input_shape.without_batch().num_elements() / channels, channels,
+          groups_ == -1 ? channels : groups_};
+}
+
+nlohmann::json GroupNormalization::get_config() const {
+  nlohmann::json config = LayerNormalization::get_config();
+  config.erase("rms_scaling");
+  config["groups"] = groups_ == -1 && built() ? input_shape()[input_shape().rank() - 1] : groups_;
+  config["axis"] = options().axis;
   return config;
 }
 

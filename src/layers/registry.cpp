@@ -52,7 +52,9 @@ std::vector<std::pair<std::string, std::string>> regularized_weights(const std::
   if (class_name == "SeparableConv2D") {
     return {{"depthwise", "depthwise_kernel"}, {"pointwise", "pointwise_kernel"}, {"bias", "bias"}};
   }
-  if (class_name == "BatchNormalization" || class_name == "LayerNormalization") return {{"gamma", "gamma"}, {"beta", "beta"}};
+  if (class_name == "BatchNormalization" || class_name == "LayerNormalization" || class_name == "GroupNormalization") {
+    return {{"gamma", "gamma"}, {"beta", "beta"}};
+  }
   if (class_name == "PReLU") return {{"alpha", "alpha"}};
   return {};
 }
@@ -385,6 +387,17 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
         .gamma_initializer = config.take_initializer("gamma_initializer", "ones"),
         .name = name});
   }
+  if (class_name == "GroupNormalization") {
+    const int64_t groups = config.take("groups", int64_t(32));
+    return std::make_shared<GroupNormalization>(groups, LayerNormalizationOptions{
+        .axis = config.take_axis("axis", -1),
+        .epsilon = config.take("epsilon", 1e-3),
+        .center = config.take("center", true),
+        .scale = config.take("scale", true),
+        .beta_initializer = config.take_initializer("beta_initializer", "zeros"),
+        .gamma_initializer = config.take_initializer("gamma_initializer", "ones"),
+        .name = name});
+  }
   if (class_name == "Normalization") {
     NormalizationOptions options{.invert = config.take("invert", false), .name = name};
     // Absent is Keras' default, -1; null is axis=None, one mean and variance for all values.
@@ -414,7 +427,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
                   "InputLayer, Conv2D, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
                   "GlobalMaxPooling2D, Resizing, CenterCrop, RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomContrast, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
                   "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
-                  "Softmax, LayerNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
+                  "Softmax, LayerNormalization, GroupNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }
 
 }  // namespace

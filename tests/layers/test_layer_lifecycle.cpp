@@ -127,6 +127,8 @@ TEST(LayerLifecycle, NormalizationLayers) {
                  {2, 3, 3, 8}, 16);
   run_layer_test({{"class_name", "LayerNormalization"}, {"config", {{"center", false}, {"axis", {-1}}}}},
                  {4, 6}, {4, 6}, 6);
+  run_layer_test({{"class_name", "GroupNormalization"}, {"config", {{"groups", 4}}}}, {2, 3, 3, 8}, {2, 3, 3, 8}, 16);
+  run_layer_test({{"class_name", "GroupNormalization"}, {"config", {{"groups", 2}, {"scale", false}}}}, {4, 6}, {4, 6}, 6);
   // Given statistics live in the config; adapted ones are weights mean, variance and count.
   run_layer_test({{"class_name", "Normalization"},
                   {"config", {{"mean", {0.5, 1.0, 2.0}}, {"variance", {1.0, 4.0, 9.0}}}}},

@@ -117,6 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"Softmax", {{"axis", {1, 2}}}, "axis [1,2] is not supported: Tenfold takes one axis"},
         Refusal{"Dropout", {{"noise_shape", "all"}}, "noise_shape \"all\" has the wrong type"},
         Refusal{"LayerNormalization", {{"rms_scaling", true}}, "rms_scaling true is not supported"},
+        Refusal{"GroupNormalization", {{"groups", 0}}, "groups must be positive, or -1 for one per channel"},
         Refusal{"PReLU", {{"alpha_regularizer", {{"class_name", "OrthogonalRegularizer"}}}}, "OrthogonalRegularizer"},
         Refusal{"LayerNormalization", {{"axis", {1, 2}}}, "axis [1,2] is not supported"},
         Refusal{"LayerNormalization", {{"gamma_constraint", {{"class_name", "NonNeg"}, {"module", "custom"}}}}, "is not a Keras built-in"},

@@ -210,6 +210,10 @@ TEST(KerasParity, ThreeAdamStepsOfOneDimensionalConvolutionsAndPooling) {
   check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_sequence/model.json")), "parity_sequence");
 }
 
+TEST(KerasParity, ThreeAdamStepsWithGroupNormalization) {
+  check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_groupnorm/model.json")), "parity_groupnorm");
+}
+
 TEST(KerasParity, ThreeAdamStepsWithMetricsGivenAsNamesAndObjects) {
   // The metrics of Keras' own .keras file (AUC on the PR curve named pr_auc, Recall at 0.3 as
   // objects; precision, mae, binary_accuracy as names), each step's value as Keras logs it.

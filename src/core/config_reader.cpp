@@ -39,6 +39,13 @@ void ConfigReader::allow_null(const std::string& key) {
 
 void ConfigReader::ignore(const std::string& key) { seen_.insert(key); }
 
+void ConfigReader::require_keras_module(const json& serialized, const std::string& module, const std::string& what) {
+  const json found = serialized.value("module", json(nullptr));
+  check_argument(found.is_null() || found == module,
+                 what + " '" + serialized.value("class_name", std::string("?")) + "' from module " + found.dump() +
+                     " is not a Keras built-in (module \"" + module + "\"); Tenfold never runs code from a file");
+}
+
 void ConfigReader::finish() const {
   for (const auto& [key, value] : config_.items()) {
     if (!seen_.contains(key)) refuse(key, value, "is not a setting Tenfold knows here");

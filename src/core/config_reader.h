@@ -4,9 +4,11 @@
 // (e.g. dilation_rate 1, a null regularizer); finish() refuses every key left over. A setting
 // Tenfold does not implement is an error naming the owner, the key and the value, never a model
 // that loads and then computes something else.
+#include <cmath>
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,12 @@ class ConfigReader {
   T take(const std::string& key, T fallback) {
     const nlohmann::json* value = find(key);
     if (value == nullptr || value->is_null()) return fallback;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // get<int> would truncate 2.5 to 2: an integer must be one (2.0 is).
+      if (value->is_number_float() && value->get<double>() != std::floor(value->get<double>())) {
+        refuse(key, *value, "must be an integer");
+      }
+    }
     try {
       return value->get<T>();
     } catch (const nlohmann::json::exception&) {
@@ -56,6 +64,11 @@ class ConfigReader {
   void ignore(const std::string& key);
   /// Refuses every key not read or accepted above.
   void finish() const;
+
+  /// Refuses a serialized Keras object ({"module", "class_name", ...}) whose module is not
+  /// `module` (e.g. "keras.regularizers"): user code, which a file cannot bring. `what` names
+  /// the kind of object in the error. A missing module (Keras 2) is accepted.
+  static void require_keras_module(const nlohmann::json& serialized, const std::string& module, const std::string& what);
 
  protected:
   /// The value of `key` (marked as read), or nullptr when absent.

@@ -3,6 +3,7 @@
 // (std:: distributions are not), so a seed reproduces a run everywhere.
 #include <cstdint>
 #include <initializer_list>
+#include <string_view>
 
 namespace tenfold {
 
@@ -32,6 +33,13 @@ class Random {
     uint64_t key = seed;
     for (uint64_t part : parts) key = mix(key ^ mix(part + increment));
     return key;
+  }
+  /// A seed from a name (FNV-1a): what unseeded random layers draw with, so two of them in a
+  /// model (their names differ) never share draws, on every platform.
+  static constexpr uint64_t seed_from(std::string_view name) {
+    uint64_t hash = 0xcbf29ce484222325ULL;
+    for (char c : name) hash = (hash ^ uint8_t(c)) * 0x100000001b3ULL;
+    return hash;
   }
   /// The whole state: saved in a training backup, restored to resume the same sequence.
   uint64_t state() const { return state_; }

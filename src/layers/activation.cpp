@@ -49,11 +49,15 @@ class SoftmaxAxisStep : public LayerStep {
   void forward(const Tensor& input, Tensor& output, bool) override {
     const float* x = input.data<float>();
     float* y = output.data<float>();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel
+    {
+      std::vector<float> max(static_cast<size_t>(inner_)), sum(static_cast<size_t>(inner_));  // per thread
+#pragma omp for schedule(static)
     for (int64_t o = 0; o < outer_; ++o) {
       const float* xo = x + o * n_ * inner_;
       float* yo = y + o * n_ * inner_;
-      std::vector<float> max(size_t(inner_), -INFINITY), sum(size_t(inner_), 0.0f);
+      std::fill(max.begin(), max.end(), -INFINITY);
+      std::fill(sum.begin(), sum.end(), 0.0f);
       for (int64_t k = 0; k < n_; ++k) {
         for (int64_t i = 0; i < inner_; ++i) max[size_t(i)] = std::max(max[size_t(i)], xo[k * inner_ + i]);
       }
@@ -67,6 +71,7 @@ class SoftmaxAxisStep : public LayerStep {
         for (int64_t i = 0; i < inner_; ++i) yo[k * inner_ + i] /= sum[size_t(i)];
       }
     }
+    }
   }
 
   /// dx = y * (dy - sum over the axis of dy * y).
@@ -76,10 +81,13 @@ class SoftmaxAxisStep : public LayerStep {
     const float* y = output.data<float>();
     const float* dy = grad_output.data<float>();
     float* dx = grad_input->data<float>();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel
+    {
+      std::vector<float> dot(static_cast<size_t>(inner_));  // per thread
+#pragma omp for schedule(static)
     for (int64_t o = 0; o < outer_; ++o) {
       const int64_t base = o * n_ * inner_;
-      std::vector<float> dot(size_t(inner_), 0.0f);
+      std::fill(dot.begin(), dot.end(), 0.0f);
       for (int64_t k = 0; k < n_; ++k) {
         for (int64_t i = 0; i < inner_; ++i) dot[size_t(i)] += dy[base + k * inner_ + i] * y[base + k * inner_ + i];
       }
@@ -89,6 +97,7 @@ class SoftmaxAxisStep : public LayerStep {
           dx[at] = y[at] * (dy[at] - dot[size_t(i)]);
         }
       }
+    }
     }
   }
 

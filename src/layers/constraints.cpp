@@ -47,10 +47,7 @@ std::optional<Constraint> Constraint::from_config(const json& value) {
     check_argument(value.is_object() && value.contains("class_name"),
                    "a constraint must be a name or a serialized Keras constraint, got " + value.dump().substr(0, 200));
     class_name = value.at("class_name").get<std::string>();
-    const json module = value.value("module", json(nullptr));
-    check_argument(module.is_null() || module == "keras.constraints",
-                   "constraint '" + class_name + "' from module " + module.dump() +
-                       " is not a Keras built-in; Tenfold runs keras.constraints' own");
+    ConfigReader::require_keras_module(value, "keras.constraints", "constraint");
     config = value.value("config", json::object());
   }
   ConfigReader reader(class_name, config);

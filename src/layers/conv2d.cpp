@@ -26,7 +26,8 @@ Conv2D::Conv2D(const Conv2DOptions& options, int64_t depth_multiplier, const std
       options_(options),
       padding_(kernels::parse_padding(options.padding)),
       activation_(kernels::parse_activation(options.activation)) {
-  const std::string what = std::string(depth_multiplier ? "DepthwiseConv2D" : "Conv2D") + " '" + name() + "'";
+  const std::string what = std::string(snake_name == "conv1d" ? "Conv1D" : depth_multiplier ? "DepthwiseConv2D" : "Conv2D") +
+                           " '" + name() + "'";
   if (!depth_multiplier) {
     check_argument(options.filters > 0, what + ": filters must be positive, got " + std::to_string(options.filters));
     check_argument(options.groups > 0 && options.filters % options.groups == 0,
@@ -135,7 +136,7 @@ Conv1D::Conv1D(const Conv1DOptions& options)
                            .bias_initializer = options.bias_initializer,
                            .name = options.name},
              0, "conv1d"),
-      options_(options) {
+      one_dimensional_options_(options) {
   check_argument(options.kernel_size > 0, "Conv1D '" + name() + "': kernel_size must be positive");
 }
 
@@ -143,9 +144,9 @@ kernels::WindowGeometry Conv1D::geometry(const Shape& input_shape) const {
   check_argument(input_shape.rank() == 3, "Conv1D '" + name() + "' expects inputs (batch, steps, channels), got " +
                                               input_shape.to_string(true));
   kernels::WindowGeometry g = Conv2D::geometry(Shape{input_shape[0], 1, input_shape[1], input_shape[2]});
-  if (options_.padding == "causal") {
+  if (one_dimensional_options_.padding == "causal") {
     // Keras: (kernel_size - 1) * dilation zeros before the first step, then 'valid'.
-    g.pad_left = (options_.kernel_size - 1) * options_.dilation_rate;
+    g.pad_left = (one_dimensional_options_.kernel_size - 1) * one_dimensional_options_.dilation_rate;
     const int64_t span = g.pad_left + 1;  // the dilated window
     g.out_width = (g.in_width + g.pad_left - span) / g.stride_width + 1;
   }
@@ -163,10 +164,10 @@ Shape Conv1D::keras_kernel_shape(const kernels::WindowGeometry& g) const {
 
 nlohmann::json Conv1D::get_config() const {
   nlohmann::json config = Conv2D::get_config();
-  config["kernel_size"] = {options_.kernel_size};
-  config["strides"] = {options_.strides};
-  config["padding"] = options_.padding;
-  config["dilation_rate"] = {options_.dilation_rate};
+  config["kernel_size"] = {one_dimensional_options_.kernel_size};
+  config["strides"] = {one_dimensional_options_.strides};
+  config["padding"] = one_dimensional_options_.padding;
+  config["dilation_rate"] = {one_dimensional_options_.dilation_rate};
   return config;
 }
 

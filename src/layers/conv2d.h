@@ -93,7 +93,7 @@ class Conv1D : public Conv2D {
   Shape keras_kernel_shape(const kernels::WindowGeometry& g) const override;
 
  private:
-  Conv1DOptions options_;
+  Conv1DOptions one_dimensional_options_;  // Conv2D::options() holds their 2D form (causal as valid)
 };
 
 }  // namespace tenfold::layers

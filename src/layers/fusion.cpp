@@ -159,8 +159,9 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
   }
   auto* conv = dynamic_cast<layers::Conv2D*>(&first);
   auto* pool = dynamic_cast<layers::Pooling2D*>(&second);
-  // Conv2D and MaxPooling2D only (not their 1D forms, whose geometry is a row of steps).
-  if (conv == nullptr || pool == nullptr || conv->class_name() != "Conv2D" || pool->class_name() != "MaxPooling2D" ||
+  // Not the 1D forms, whose geometry is a row of steps.
+  if (conv == nullptr || pool == nullptr || dynamic_cast<layers::Conv1D*>(conv) != nullptr || pool->one_dimensional() ||
+      pool->kind() != PoolKind::max ||
       !kernels::onednn::fusable_as_post_op(conv->activation()) || input_shapes.size() != 1) {
     return nullptr;
   }

@@ -38,7 +38,8 @@ LayerNormalization::LayerNormalization(const LayerNormalizationOptions& options)
 
 LayerNormalization::LayerNormalization(const LayerNormalizationOptions& options, const std::string& snake_name)
     : Layer(snake_name, options.name), options_(options) {
-  check_argument(options.epsilon > 0, "epsilon must be positive, got " + std::to_string(options.epsilon));
+  check_argument(options.epsilon > 0, "normalization '" + name() + "': epsilon must be positive, got " +
+                                          std::to_string(options.epsilon));
 }
 
 Shape LayerNormalization::compute_output_shape(const Shape& input_shape) const {

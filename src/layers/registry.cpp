@@ -62,11 +62,17 @@ std::vector<std::pair<std::string, std::string>> regularized_weights(const std::
 /// Reads the class's regularizers and constraints into `layer`.
 void take_weight_options(const std::string& class_name, StrictConfig& config, Layer& layer) {
   for (const auto& [key, weight] : regularized_weights(class_name)) {
-    try {
-      layer.set_weight_regularizer(weight, Regularizer::from_config(config.take<json>(key + "_regularizer", nullptr)));
-      layer.set_weight_constraint(weight, Constraint::from_config(config.take<json>(key + "_constraint", nullptr)));
-    } catch (const Error& error) {
-      throw Error(error.code(), class_name + " '" + config.name() + "': " + error.message());
+    for (const std::string kind : {"_regularizer", "_constraint"}) {
+      try {
+        const json value = config.take<json>(key + kind, nullptr);
+        if (kind == "_regularizer") {
+          layer.set_weight_regularizer(weight, Regularizer::from_config(value));
+        } else {
+          layer.set_weight_constraint(weight, Constraint::from_config(value));
+        }
+      } catch (const Error& error) {
+        throw Error(error.code(), class_name + " '" + config.name() + "': " + key + kind + ": " + error.message());
+      }
     }
   }
 }
@@ -138,15 +144,14 @@ std::shared_ptr<Layer> random_image_layer(const std::string& class_name, StrictC
   const std::string& name = config.name();
   require_channels_last(config);
   config.allow_null("bounding_box_format");
-  const json seed_value = config.take<json>("seed", nullptr);
-  const std::optional<uint64_t> seed = seed_value.is_null() ? std::nullopt : std::optional<uint64_t>(seed_value.get<uint64_t>());
   try {
+    const std::optional<uint64_t> seed = config.take_optional<uint64_t>("seed");
     if (class_name == "RandomFlip") return std::make_shared<RandomFlip>(config.take<std::string>("mode", "horizontal_and_vertical"), seed, name);
     if (class_name == "RandomContrast") {
-      const json range = config.take<json>("value_range", json::array({0, 255}));
-      check_argument(range.is_array() && range.size() == 2, "value_range must be a pair, got " + range.dump());
-      return std::make_shared<RandomContrast>(config.take_required<json>("factor"),
-                                              std::pair<double, double>{range[0].get<double>(), range[1].get<double>()}, seed, name);
+      const auto range = config.take<std::vector<double>>("value_range", {0, 255});
+      check_argument(range.size() == 2, "value_range must be a pair (low, high)");
+      return std::make_shared<RandomContrast>(config.take_required<json>("factor"), std::pair<double, double>{range[0], range[1]},
+                                              seed, name);
     }
     const kernels::ImageTransformOptions options{
         .fill_mode = kernels::parse_fill_mode(config.take<std::string>("fill_mode", "reflect")),
@@ -160,6 +165,7 @@ std::shared_ptr<Layer> random_image_layer(const std::string& class_name, StrictC
     return std::make_shared<RandomTranslation>(config.take_required<json>("height_factor"),
                                                config.take_required<json>("width_factor"), options, seed, name);
   } catch (const Error& error) {
+    if (error.message().starts_with(class_name + " '")) throw;  // ConfigReader's refusals name the layer
     throw Error(error.code(), class_name + " '" + name + "': " + error.message());
   }
 }

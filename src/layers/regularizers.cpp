@@ -24,10 +24,7 @@ std::optional<Regularizer> Regularizer::from_config(const json& value) {
   check_argument(value.is_object() && value.contains("class_name"),
                  "a regularizer must be a name or a serialized Keras regularizer, got " + value.dump().substr(0, 200));
   const std::string class_name = value.at("class_name").get<std::string>();
-  const json module = value.value("module", json(nullptr));
-  check_argument(module.is_null() || module == "keras.regularizers",
-                 "regularizer '" + class_name + "' from module " + module.dump() +
-                     " is not a Keras built-in; Tenfold runs keras.regularizers' L1, L2 and L1L2");
+  ConfigReader::require_keras_module(value, "keras.regularizers", "regularizer");
   const json config = value.value("config", json::object());
   ConfigReader reader(class_name, config);
   Regularizer result;
@@ -43,6 +40,7 @@ std::optional<Regularizer> Regularizer::from_config(const json& value) {
                 "regularizer '" + class_name + "' is not supported; use L1, L2 or L1L2");
   }
   reader.finish();
+  check_argument(result.l1 >= 0 && result.l2 >= 0, "regularizer '" + class_name + "': l1 and l2 must not be negative");
   return result;
 }
 
@@ -86,6 +84,8 @@ double regularization_penalty(std::span<Variable* const> weights) {
 }
 
 void add_regularization_gradients(std::span<Variable* const> weights, std::span<Tensor> gradients) {
+  check_argument(weights.size() == gradients.size(), std::to_string(weights.size()) + " weights got " +
+                                                         std::to_string(gradients.size()) + " gradients");
   for (size_t i = 0; i < weights.size(); ++i) {
     if (weights[i]->regularizer()) weights[i]->regularizer()->add_gradient(*weights[i], gradients[i]);
   }

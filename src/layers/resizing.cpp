@@ -44,7 +44,8 @@ Resizing::Resizing(int64_t height, int64_t width, kernels::Interpolation interpo
 
 Resizing::Resizing(int64_t height, int64_t width, const std::string& snake_name, const std::string& name)
     : Layer(snake_name, name), height_(height), width_(width) {
-  check_argument(height > 0 && width > 0, class_name() + " '" + this->name() + "': height and width must be positive, got " +
+  // (A constructor cannot ask class_name(): the snake name says which layer this is.)
+  check_argument(height > 0 && width > 0, snake_name + " '" + this->name() + "': height and width must be positive, got " +
                                               std::to_string(height) + "x" + std::to_string(width));
 }
 

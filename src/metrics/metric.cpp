@@ -28,7 +28,7 @@ void Metric::set_state(std::vector<double> state) {
 }
 
 void SparseCategoricalAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
-  int64_t rows = y_pred.shape()[0], classes = y_pred.shape()[1];
+  const int64_t classes = y_pred.shape()[y_pred.shape().rank() - 1], rows = y_pred.num_elements() / classes;
   double correct = 0;
   for (int64_t r = 0; r < rows; ++r) {
     int64_t label = losses::sparse_label(y_true, r, classes);
@@ -38,7 +38,7 @@ void SparseCategoricalAccuracy::update_state(const Tensor& y_true, const Tensor&
 }
 
 void CategoricalAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
-  int64_t rows = y_pred.shape()[0], classes = y_pred.shape()[1];
+  const int64_t classes = y_pred.shape()[y_pred.shape().rank() - 1], rows = y_pred.num_elements() / classes;
   double correct = 0;
   for (int64_t r = 0; r < rows; ++r) {
     correct += argmax_row(y_pred.data<float>() + r * classes, classes) ==
@@ -63,7 +63,8 @@ void TopKCategoricalAccuracy::update_state(const Tensor& y_true, const Tensor& y
   check_argument(sparse_ || y_true.shape() == y_pred.shape(),
                  name() + " expects one-hot targets shaped like the predictions " + y_pred.shape().to_string() +
                      ", got " + y_true.shape().to_string() + "; for integer labels use sparse_top_k_categorical_accuracy");
-  const int64_t rows = y_pred.shape()[0], classes = y_pred.shape()[y_pred.shape().rank() - 1];
+  // Every position of [batch, ..., classes] is a row, as Keras flattens them.
+  const int64_t classes = y_pred.shape()[y_pred.shape().rank() - 1], rows = y_pred.num_elements() / classes;
   double correct = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const float* p = y_pred.data<float>() + r * classes;
@@ -262,7 +263,9 @@ const char* const supported_metrics =
 std::unique_ptr<Metric> make(const std::string& name, ConfigReader& c, const Shape& y_true, const Shape& y_pred,
                              const std::string& reported) {
   const int64_t classes = y_pred[y_pred.rank() - 1];
-  if (name == "accuracy" || name == "acc" || name == "Accuracy") {
+  check_argument(name != "Accuracy", "metric class 'Accuracy' (exact equality of labels and predictions) is not "
+                 "supported; name the metric 'accuracy' for Keras' choice of binary, categorical or sparse accuracy");
+  if (name == "accuracy" || name == "acc") {
     if (classes == 1) return std::make_unique<BinaryAccuracy>(reported);
     bool sparse = y_true.rank() < y_pred.rank() || y_true[y_true.rank() - 1] == 1;
     if (sparse) return std::make_unique<SparseCategoricalAccuracy>(reported);
@@ -286,7 +289,10 @@ std::unique_ptr<Metric> make(const std::string& name, ConfigReader& c, const Sha
     return std::make_unique<LossMean>(reported, losses::get("mean_squared_error"), true);
   }
   if (std::shared_ptr<losses::Loss> loss = metric_loss(name)) {
-    for (const char* key : {"from_logits", "label_smoothing", "axis", "delta"}) c.allow_null(key);
+    // A serialized loss metric carries its loss's arguments: Keras' defaults only.
+    c.allow_only("from_logits", {false}, "the metric reads probabilities (from_logits=False)");
+    c.allow_only("label_smoothing", {0, 0.0}, "no label smoothing in metrics");
+    c.allow_only("axis", {-1}, "the class axis is the last");
     return std::make_unique<LossMean>(reported, loss);
   }
   if (name == "precision" || name == "Precision" || name == "recall" || name == "Recall") {
@@ -357,9 +363,7 @@ std::unique_ptr<Metric> get(const nlohmann::json& metric, const Shape& y_true, c
   check_argument(metric.is_object() && metric.contains("class_name"),
                  "a metric must be a name or a serialized Keras metric, got " + metric.dump().substr(0, 200));
   const std::string class_name = metric.at("class_name").get<std::string>();
-  const nlohmann::json module = metric.value("module", nlohmann::json(nullptr));
-  check_argument(module.is_null() || module == "keras.metrics",
-                 "metric '" + class_name + "' from module " + module.dump() + " is not a Keras built-in");
+  ConfigReader::require_keras_module(metric, "keras.metrics", "metric");
   const nlohmann::json config = metric.value("config", nlohmann::json::object());
   ConfigReader reader(class_name, config);
   const std::string name = reader.take<std::string>("name", class_name);

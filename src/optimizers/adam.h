@@ -37,7 +37,7 @@ class Adam : public Optimizer {
 class AdamW : public Adam {
  public:
   explicit AdamW(float learning_rate = 0.001f, float beta_1 = 0.9f, float beta_2 = 0.999f,
-                 float epsilon = 1e-7f, bool amsgrad = false, float weight_decay = 0.004f)
+                 float epsilon = 1e-7f, float weight_decay = 0.004f, bool amsgrad = false)
       : Adam(learning_rate, beta_1, beta_2, epsilon, amsgrad) {
     set_gradient_options({.weight_decay = weight_decay});
   }

@@ -188,10 +188,7 @@ std::shared_ptr<const LearningRateSchedule> schedule_from_config(const json& sch
   check_argument(schedule.is_object() && schedule.contains("class_name"),
                  "a learning rate schedule needs 'class_name', got " + schedule.dump().substr(0, 200));
   const std::string name = schedule.at("class_name").get<std::string>();
-  const json module = schedule.value("module", json(nullptr));
-  check_argument(module.is_null() || module == "keras.optimizers.schedules",
-                 "learning rate schedule '" + name + "' from module " + module.dump() +
-                     " is not a Keras built-in; Tenfold runs only keras.optimizers.schedules' own");
+  ConfigReader::require_keras_module(schedule, "keras.optimizers.schedules", "learning rate schedule");
   const json config = schedule.value("config", json::object());
   if (name == "ExponentialDecay") return make<ExponentialDecay>(name, config);
   if (name == "PiecewiseConstantDecay") return make<PiecewiseConstantDecay>(name, config);

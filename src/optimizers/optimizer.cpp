@@ -194,7 +194,7 @@ std::shared_ptr<Optimizer> make_from_config(const std::string& name, ConfigReade
     const float lr = learning_rate(0.001f), beta_1 = number("beta_1", 0.9f), beta_2 = number("beta_2", 0.999f),
                 epsilon = number("epsilon", 1e-7f);
     const bool amsgrad = c.take("amsgrad", false);
-    if (name == "AdamW") return std::make_shared<AdamW>(lr, beta_1, beta_2, epsilon, amsgrad);
+    if (name == "AdamW") return std::make_shared<AdamW>(lr, beta_1, beta_2, epsilon, 0.004f, amsgrad);
     return std::make_shared<Adam>(lr, beta_1, beta_2, epsilon, amsgrad);
   }
   if (name == "Adamax") {

@@ -182,7 +182,14 @@ TEST(RandomImageLayers, BackwardIsTheAdjointOfTheStepsDraws) {
   }
 }
 
-TEST(RandomImageLayers, LifecycleAndRefusals) {
+TEST(RandomImageLayers, UnseededLayersDrawIndependently) {
+  // Each unseeded layer seeds from its own name: two translations of one batch differ.
+  Tensor x = random_tensor({8, 6, 6, 1}, 12);
+  auto unseeded = [] { return std::make_shared<layers::RandomTranslation>(json(0.3), json(0.3)); };
+  EXPECT_FALSE(testing::all_close(apply(unseeded(), x, true), apply(unseeded(), x, true), 1e-3, 1e-3));
+}
+
+TEST(RandomImageLayers, Lifecycle) {
   testing::run_layer_test({{"class_name", "RandomFlip"}, {"config", {{"mode", "horizontal"}, {"seed", 3}}}}, {2, 4, 4, 3},
                           {2, 4, 4, 3}, 0);
   testing::run_layer_test({{"class_name", "RandomTranslation"}, {"config", {{"height_factor", 0.1}, {"width_factor", {-0.2, 0.1}}}}},

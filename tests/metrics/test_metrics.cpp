@@ -77,15 +77,39 @@ TEST(Metrics, UnsupportedMetricsAndArgumentsAreRefusedByName) {
       {json{{"class_name", "Recall"}, {"config", {{"thresholds", {0.3, 0.6}}}}}, "Tenfold takes one threshold"},
       {json{{"class_name", "AUC"}, {"config", {{"nonsense", 1}}}}, "nonsense 1 is not a setting Tenfold knows"},
       {json{{"class_name", "Mean"}, {"module", "my_project"}}, "is not a Keras built-in"},
+      {json{{"class_name", "Accuracy"}, {"config", json::object()}}, "metric class 'Accuracy' (exact equality"},
+      {json{{"class_name", "BinaryCrossentropy"}, {"config", {{"from_logits", true}}}}, "from_logits true is not supported"},
   };
   for (const Refusal& refusal : refusals) {
     const std::string error = testing::error_of([&] { get(refusal.metric, onehot, onehot); });
     EXPECT_NE(error.find(refusal.message), std::string::npos) << refusal.metric.dump() << ": " << error;
   }
+  // Keras' serialized loss metrics at their defaults load.
+  EXPECT_EQ(get(json{{"class_name", "BinaryCrossentropy"},
+                     {"config", {{"name", "bce"}, {"dtype", "float32"}, {"from_logits", false}, {"label_smoothing", 0}}}},
+                onehot, onehot)->name(), "bce");
+  EXPECT_EQ(get(json{{"class_name", "SparseCategoricalCrossentropy"}, {"config", {{"from_logits", false}, {"axis", -1}}}},
+                Shape{4}, onehot)->name(), "SparseCategoricalCrossentropy");
   // One-hot top-k on integer labels: a clear error, not a read past the labels.
   std::unique_ptr<Metric> top_k = get("top_k_categorical_accuracy", Shape{4}, onehot);
   const std::string error = testing::error_of([&] { top_k->update_state(Tensor(Shape{4}), Tensor(onehot)); });
   EXPECT_NE(error.find("for integer labels use sparse_top_k_categorical_accuracy"), std::string::npos) << error;
+}
+
+TEST(Metrics, AccuraciesCountEveryPositionOfSequenceOutputs) {
+  // Predictions [batch 2, steps 3, classes 4]: all 6 rows count, as Keras flattens them.
+  Tensor pred(Shape{2, 3, 4}), labels(Shape{2, 3}, DType::int32);
+  for (int64_t r = 0; r < 6; ++r) {
+    for (int64_t c = 0; c < 4; ++c) pred.data<float>()[r * 4 + c] = c == r % 4 ? 1.0f : 0.1f * float(c);
+    labels.data<int32_t>()[r] = int32_t(r < 3 ? r % 4 : (r % 4 + 1) % 4);  // rows 0-2 right, 3-5 wrong
+  }
+  auto top_1 = get(json{{"class_name", "SparseTopKCategoricalAccuracy"}, {"config", {{"k", 1}}}}, labels.shape(), pred.shape());
+  auto accuracy = get("sparse_categorical_accuracy", labels.shape(), pred.shape());
+  top_1->update_state(labels, pred);
+  accuracy->update_state(labels, pred);
+  EXPECT_DOUBLE_EQ(top_1->result(), 3.0 / 6.0);
+  EXPECT_DOUBLE_EQ(accuracy->result(), 3.0 / 6.0);
+  EXPECT_EQ(top_1->state()[1], 6.0);
 }
 
 }  // namespace

@@ -379,6 +379,35 @@ def groupnorm_model():
     return compiled(keras.Model(inputs, outputs, name="groupnorm"))
 
 
+def transpose_model():
+    """Conv2DTranspose: strided 'same' (kernel 3 and 4) with a fused and an unfused activation,
+    and 'valid' without bias, between strided convolutions."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Conv2D(8, 3, strides=2, padding="same")(inputs)
+    x = keras.layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu")(x)
+    x = keras.layers.Conv2DTranspose(3, 2, padding="valid", use_bias=False)(x)
+    x = keras.layers.Conv2D(4, 3, strides=2)(x)
+    x = keras.layers.Conv2DTranspose(2, 4, strides=2, padding="same", activation="gelu")(x)
+    outputs = keras.layers.Dense(10, activation="softmax")(keras.layers.GlobalAveragePooling2D()(x))
+    return compiled(keras.Model(inputs, outputs, name="transpose"))
+
+
+def per_position_model():
+    """An output per step of a sequence, [batch, 28, 5]: Keras averages the loss over samples
+    and steps alike."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Reshape((28, 28))(inputs)
+    outputs = keras.layers.Conv1D(5, 3, padding="same", activation="softmax")(x)
+    return compiled(keras.Model(inputs, outputs, name="per_position"))
+
+
+def per_position_batch(directory, x, y):
+    """Each row's class: (label + row) mod 5."""
+    steps = ((y.reshape(-1, 1) + np.arange(28).reshape(1, 28)) % 5).astype(np.int32)
+    save(directory, "steps", steps, np.int32)
+    return x, steps
+
+
 def binary_model():
     """A binary classifier compiled with metrics as names and as objects, as Keras users write
     them (its .keras file keeps the objects in its compile config)."""
@@ -481,6 +510,8 @@ def main():
     parity(train, separable_model, "parity_separable")
     parity(train, sequence_model, "parity_sequence")
     parity(train, groupnorm_model, "parity_groupnorm")
+    parity(train, transpose_model, "parity_transpose")
+    parity(train, per_position_model, "parity_per_position", batch=per_position_batch)
     parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
     if not args.skip_curve:
         curve(train, test)

@@ -6,6 +6,7 @@
 #include "layers/activation.h"
 #include "layers/batch_normalization.h"
 #include "layers/conv2d.h"
+#include "layers/conv2d_transpose.h"
 #include "layers/dense.h"
 #include "layers/dropout.h"
 #include "layers/flatten.h"
@@ -47,7 +48,9 @@ void allow_weighted_extras(StrictConfig& config) {
 /// The weights of each class that take Keras' <key>_regularizer and <key>_constraint: pairs of
 /// the key and the weight's name.
 std::vector<std::pair<std::string, std::string>> regularized_weights(const std::string& class_name) {
-  if (class_name == "Dense" || class_name == "Conv2D" || class_name == "Conv1D") return {{"kernel", "kernel"}, {"bias", "bias"}};
+  if (class_name == "Dense" || class_name == "Conv2D" || class_name == "Conv1D" || class_name == "Conv2DTranspose") {
+    return {{"kernel", "kernel"}, {"bias", "bias"}};
+  }
   if (class_name == "DepthwiseConv2D") return {{"depthwise", "kernel"}, {"bias", "bias"}};
   if (class_name == "SeparableConv2D") {
     return {{"depthwise", "depthwise_kernel"}, {"pointwise", "pointwise_kernel"}, {"bias", "bias"}};
@@ -187,6 +190,22 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
                       .bias_initializer = config.take_initializer("bias_initializer", "zeros"),
                       .name = name},
         multiplier);
+  }
+  if (class_name == "Conv2DTranspose") {
+    require_channels_last(config);
+    allow_weighted_extras(config);
+    config.allow_null("output_padding");
+    return std::make_shared<Conv2DTranspose>(Conv2DOptions{
+        .filters = config.take_required<int64_t>("filters"),
+        .kernel_size = config.take_pair("kernel_size", {3, 3}),
+        .strides = config.take_pair("strides", {1, 1}),
+        .padding = config.take<std::string>("padding", "valid"),
+        .dilation_rate = config.take_pair("dilation_rate", {1, 1}),
+        .activation = config.take_activation(),
+        .use_bias = config.take("use_bias", true),
+        .kernel_initializer = config.take_initializer("kernel_initializer", "glorot_uniform"),
+        .bias_initializer = config.take_initializer("bias_initializer", "zeros"),
+        .name = name});
   }
   if (class_name == "Conv1D") {
     require_channels_last(config);
@@ -430,7 +449,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   throw Error(ErrorCode::invalid_argument,
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
-                  "InputLayer, Conv2D, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
+                  "InputLayer, Conv2D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
                   "GlobalMaxPooling2D, Resizing, CenterCrop, RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomContrast, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
                   "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
                   "Softmax, LayerNormalization, GroupNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");

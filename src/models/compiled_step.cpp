@@ -269,7 +269,12 @@ double CompiledStep::compute_loss(const losses::Loss& loss, const Tensor& y_true
   const Tensor prediction =
       from_logits ? steps_[size_t(softmax_step)].kernel->logits(steps_[size_t(softmax_step)].input_tensors[0])
                   : output(index);
-  return loss.compute(prediction, y_true, from_logits, mean_over, gradient);
+  // Keras averages a loss over every position of an output [batch, ..., classes] (a sequence's
+  // steps, an image's pixels), not only over its samples: each sample's loss is the mean over
+  // its positions.
+  const Shape& shape = output(index).shape();
+  const double positions = shape.rank() > 2 ? double(shape.num_elements() / (shape[0] * shape[shape.rank() - 1])) : 1.0;
+  return loss.compute(prediction, y_true, from_logits, mean_over * positions, gradient) / positions;
 }
 
 std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, double mean_over,

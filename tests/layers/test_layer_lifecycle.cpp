@@ -40,6 +40,11 @@ TEST(LayerLifecycle, DilatedGroupedAndDepthwiseConvolutions) {
   run_layer_test({{"class_name", "DepthwiseConv2D"},
                   {"config", {{"kernel_size", 3}, {"depth_multiplier", 2}, {"padding", "same"}}}},
                  {2, 7, 7, 3}, {2, 7, 7, 6}, 3 * 3 * 3 * 2 + 6);
+  run_layer_test({{"class_name", "Conv2DTranspose"}, {"config", {{"filters", 4}, {"kernel_size", 2}, {"strides", 2}}}},
+                 {2, 5, 5, 3}, {2, 10, 10, 4}, 2 * 2 * 4 * 3 + 4);
+  run_layer_test({{"class_name", "Conv2DTranspose"},
+                  {"config", {{"filters", 2}, {"kernel_size", 4}, {"strides", 2}, {"padding", "same"}, {"use_bias", false}}}},
+                 {2, 5, 5, 3}, {2, 10, 10, 2}, 4 * 4 * 2 * 3);
   run_layer_test({{"class_name", "Conv1D"}, {"config", {{"filters", 4}, {"kernel_size", {3}}, {"padding", "causal"}}}},
                  {2, 10, 3}, {2, 10, 4}, 3 * 3 * 4 + 4);
   run_layer_test({{"class_name", "Conv1D"}, {"config", {{"filters", 6}, {"kernel_size", 2}, {"strides", 2}, {"groups", 3}}}},

@@ -9,6 +9,7 @@
 #include "core/random.h"
 #include "layers/activation.h"
 #include "layers/conv2d.h"
+#include "layers/conv2d_transpose.h"
 #include "layers/dense.h"
 #include "layers/flatten.h"
 #include "layers/input.h"
@@ -54,6 +55,27 @@ TEST(Permute, GradientsMatchFiniteDifferences) {
   const int64_t batch = 5;
   models::CompiledStep& step = model.compiled_step(batch, true);
   Tensor x = random_tensor({batch, 4, 3, 2}, 2);
+  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
+  Tensor y = random_labels(batch, 4, 5);
+  losses::SparseCategoricalCrossentropy loss;
+  step.forward(true);
+  step.backward(loss, y, double(batch));
+  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
+}
+
+TEST(Conv2DTranspose, GradientsMatchFiniteDifferences) {
+  set_random_seed(11);
+  models::Sequential model({layers::Input(Shape{3, 3, 2}),
+                            std::make_shared<layers::Conv2DTranspose>(layers::Conv2DOptions{
+                                .filters = 3, .kernel_size = {3, 3}, .strides = {2, 2}, .activation = "tanh"}),
+                            std::make_shared<layers::Conv2DTranspose>(layers::Conv2DOptions{
+                                .filters = 2, .kernel_size = {2, 2}, .padding = "same"}),
+                            std::make_shared<layers::Flatten>(),
+                            std::make_shared<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"})});
+  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  const int64_t batch = 4;
+  models::CompiledStep& step = model.compiled_step(batch, true);
+  Tensor x = random_tensor({batch, 3, 3, 2}, 2);
   std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
   Tensor y = random_labels(batch, 4, 5);
   losses::SparseCategoricalCrossentropy loss;

@@ -107,6 +107,8 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"Conv2D", {{"filters", nullptr}}, "filters is required"},
         Refusal{"Conv2D", {{"padding", 3}}, "padding 3 has the wrong type"},
         Refusal{"Conv2D", {{"filters", 2.5}}, "filters 2.5 must be an integer"},
+        Refusal{"Conv2DTranspose", {{"filters", 2}, {"output_padding", {1, 1}}}, "output_padding [1,1] is not supported"},
+        Refusal{"Conv2DTranspose", {{"filters", 2}, {"dilation_rate", 2}}, "dilation_rate > 1 is not supported yet"},
         Refusal{"Dense", {{"bias_regularizer", {{"class_name", "L2"}, {"config", {{"l2", -1}}}}}},
                 "bias_regularizer: regularizer 'L2': l1 and l2 must not be negative"},
         Refusal{"RandomTranslation", {{"height_factor", 0.1}, {"width_factor", 0.1}, {"fill_mode", "mirror"}},

@@ -214,6 +214,17 @@ TEST(KerasParity, ThreeAdamStepsWithGroupNormalization) {
   check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_groupnorm/model.json")), "parity_groupnorm");
 }
 
+TEST(KerasParity, ThreeAdamStepsOfTransposedConvolutions) {
+  check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_transpose/model.json")), "parity_transpose");
+}
+
+TEST(KerasParity, ThreeAdamStepsOfAnOutputPerPosition) {
+  // Predictions [batch, 28, 5] with a label per step: the loss is the mean over samples and
+  // steps, as Keras takes it, and so are its gradients.
+  check_three_adam_steps(*io::load_model_json(fixture_path("keras/parity_per_position/model.json")),
+                         "parity_per_position", {}, {}, 1e-6, "steps");
+}
+
 TEST(KerasParity, ThreeAdamStepsWithMetricsGivenAsNamesAndObjects) {
   // The metrics of Keras' own .keras file (AUC on the PR curve named pr_auc, Recall at 0.3 as
   // objects; precision, mae, binary_accuracy as names), each step's value as Keras logs it.

@@ -202,12 +202,14 @@ def mobile_model():
 
 def regularized_model():
     """Keras' weight regularizers (added to the loss) and constraints (applied after each
-    update) on each kind of weight that takes them, in their string and object forms. No bias
+    update) on each kind of weight that takes them, in their string and object forms, and
+    activity regularizers (on a convolution's output and on the softmax output). No bias
     feeds a BatchNormalization: its gradient there is rounding noise, which Adam scales up to
     full steps."""
     inputs = keras.Input(shape=(28, 28, 1))
     x = keras.layers.Conv2D(4, 3, strides=2, use_bias=False, kernel_regularizer=keras.regularizers.L2(0.01),
-                            kernel_constraint=keras.constraints.UnitNorm(axis=[0, 1, 2]))(inputs)
+                            kernel_constraint=keras.constraints.UnitNorm(axis=[0, 1, 2]),
+                            activity_regularizer=keras.regularizers.L1(0.001))(inputs)
     x = keras.layers.BatchNormalization(gamma_regularizer=keras.regularizers.L1L2(l1=0.01, l2=0.1),
                                         beta_constraint=keras.constraints.MinMaxNorm(0.0, 0.05, rate=0.5))(x)
     x = keras.layers.PReLU(alpha_regularizer="l2", alpha_constraint="non_neg")(x)
@@ -217,7 +219,8 @@ def regularized_model():
     x = keras.layers.Flatten()(x)
     outputs = keras.layers.Dense(10, activation="softmax", kernel_regularizer=keras.regularizers.L1L2(l1=0.001, l2=0.01),
                                  kernel_constraint=keras.constraints.MaxNorm(0.5),
-                                 bias_regularizer=keras.regularizers.L2(0.1))(x)
+                                 bias_regularizer=keras.regularizers.L2(0.1),
+                                 activity_regularizer=keras.regularizers.L2(0.05))(x)
     return compiled(keras.Model(inputs, outputs, name="regularized"))
 
 

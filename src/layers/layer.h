@@ -134,6 +134,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void set_weight_regularizer(const std::string& name, std::optional<Regularizer> regularizer);
   void set_weight_constraint(const std::string& name, std::optional<Constraint> constraint);
   const std::map<std::string, Regularizer>& weight_regularizers() const { return regularizers_; }
+  /// Keras' activity_regularizer: a penalty on the layer's output, divided by the batch size,
+  /// added to the loss (training and evaluation alike).
+  const std::optional<Regularizer>& activity_regularizer() const { return activity_regularizer_; }
+  void set_activity_regularizer(std::optional<Regularizer> regularizer) { activity_regularizer_ = regularizer; }
   const std::map<std::string, Constraint>& weight_constraints() const { return constraints_; }
   /// Keras' layer.trainable: false freezes the layer's weights (fine-tuning). Takes effect at
   /// the model's next compile, as in Keras.
@@ -160,6 +164,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<std::unique_ptr<Variable>> weights_;
   std::map<std::string, Regularizer> regularizers_;
   std::map<std::string, Constraint> constraints_;
+  std::optional<Regularizer> activity_regularizer_;
 };
 
 /// Resets the per-class counters behind default layer names (Keras' clear_session()).

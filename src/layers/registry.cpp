@@ -38,10 +38,10 @@ void require_channels_last(StrictConfig& config) {
   config.allow_only("data_format", {"channels_last"}, "Tenfold is channels_last (NHWC)");
 }
 
-/// The keys Conv2D and Dense share beyond their own: activity regularizer, LoRA and
-/// quantization, which Tenfold does not implement yet.
+/// The keys Conv2D and Dense share beyond their own: LoRA and quantization, which Tenfold
+/// does not implement yet.
 void allow_weighted_extras(StrictConfig& config) {
-  for (const char* key : {"activity_regularizer", "lora_rank", "quantization_config"}) config.allow_null(key);
+  for (const char* key : {"lora_rank", "quantization_config"}) config.allow_null(key);
   config.ignore("lora_alpha");  // only read with a lora_rank
 }
 
@@ -177,7 +177,6 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   const std::string& name = config.name();
   if (class_name == "DepthwiseConv2D") {
     require_channels_last(config);
-    config.allow_null("activity_regularizer");
     const int64_t multiplier = config.take("depth_multiplier", int64_t(1));
     return std::make_shared<DepthwiseConv2D>(
         Conv2DOptions{.kernel_size = config.take_pair("kernel_size", {3, 3}),
@@ -225,7 +224,6 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   }
   if (class_name == "SeparableConv2D") {
     require_channels_last(config);
-    config.allow_null("activity_regularizer");
     const int64_t multiplier = config.take("depth_multiplier", int64_t(1));
     return std::make_shared<SeparableConv2D>(
         Conv2DOptions{.filters = config.take_required<int64_t>("filters"),
@@ -465,6 +463,12 @@ std::shared_ptr<Layer> from_config(const json& layer) {
   StrictConfig config(class_name, layer.at("config"));
   std::shared_ptr<Layer> result = build(class_name, config);
   take_weight_options(class_name, config, *result);
+  // Any layer may have one (Keras' base Layer argument).
+  try {
+    result->set_activity_regularizer(Regularizer::from_config(config.take<json>("activity_regularizer", nullptr)));
+  } catch (const Error& error) {
+    throw Error(error.code(), class_name + " '" + config.name() + "': activity_regularizer: " + error.message());
+  }
   config.finish();
   result->set_trainable(config.trainable());
   return result;
@@ -477,6 +481,7 @@ bool is_tensor_op(const std::string& class_name) {
 
 json to_config(const Layer& layer) {
   json entry = {{"class_name", layer.class_name()}, {"config", layer.get_config()}};
+  if (layer.activity_regularizer()) entry["config"]["activity_regularizer"] = layer.activity_regularizer()->get_config();
   for (const auto& [key, weight] : regularized_weights(layer.class_name())) {
     const auto& regularizers = layer.weight_regularizers();
     const auto& constraints = layer.weight_constraints();

@@ -59,9 +59,11 @@ json Regularizer::get_config() const {
   return {{"module", "keras.regularizers"}, {"class_name", class_name}, {"config", config}, {"registered_name", nullptr}};
 }
 
-double Regularizer::penalty(const Variable& weight) const {
+double Regularizer::penalty(const Variable& weight) const { return penalty(weight.value().values<float>()); }
+
+double Regularizer::penalty(std::span<const float> values) const {
   double absolute = 0, squares = 0;
-  for (float w : weight.value().values<float>()) {
+  for (float w : values) {
     absolute += std::abs(double(w));
     squares += double(w) * w;
   }
@@ -69,10 +71,14 @@ double Regularizer::penalty(const Variable& weight) const {
 }
 
 void Regularizer::add_gradient(const Variable& weight, Tensor& gradient) const {
-  const float* w = weight.value().data<float>();
-  float* g = gradient.data<float>();
-  const float f1 = float(l1), f2 = float(2 * l2);
-  for (int64_t i = 0; i < gradient.num_elements(); ++i) g[i] += f1 * float((w[i] > 0) - (w[i] < 0)) + f2 * w[i];
+  add_gradient(weight.value().values<float>(), gradient.data<float>());
+}
+
+void Regularizer::add_gradient(std::span<const float> values, float* gradient, double scale) const {
+  const float f1 = float(scale * l1), f2 = float(scale * 2 * l2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    gradient[i] += f1 * float((values[i] > 0) - (values[i] < 0)) + f2 * values[i];
+  }
 }
 
 double regularization_penalty(std::span<Variable* const> weights) {

@@ -1,7 +1,8 @@
 #pragma once
-// keras.regularizers: a penalty on a trainable weight that Keras adds to the loss,
-// l1 * sum |w| + l2 * sum w^2 (L1, L2, L1L2). Its gradient, l1 * sign(w) + 2 * l2 * w, is
-// elementwise, so it is added in the weight's native layout (padding is zero and stays so).
+// keras.regularizers: a penalty Keras adds to the loss, l1 * sum |v| + l2 * sum v^2 (L1, L2,
+// L1L2), on a trainable weight or (activity_regularizer) a layer's output. Its gradient,
+// l1 * sign(v) + 2 * l2 * v, is elementwise, so a weight's is added in the weight's native
+// layout (padding is zero and stays so).
 #include <optional>
 #include <span>
 
@@ -23,9 +24,11 @@ struct Regularizer {
   static std::optional<Regularizer> from_config(const nlohmann::json& value);
   /// As Keras serializes it in a layer config.
   nlohmann::json get_config() const;
-  /// l1 * sum |w| + l2 * sum w^2.
+  /// l1 * sum |v| + l2 * sum v^2.
+  double penalty(std::span<const float> values) const;
   double penalty(const Variable& weight) const;
-  /// gradient += l1 * sign(w) + 2 * l2 * w.
+  /// gradient += scale * (l1 * sign(v) + 2 * l2 * v).
+  void add_gradient(std::span<const float> values, float* gradient, double scale = 1) const;
   void add_gradient(const Variable& weight, Tensor& gradient) const;
 };
 

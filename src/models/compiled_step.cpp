@@ -48,7 +48,8 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     for (int input : node.inputs) input_shapes.push_back(shape_of(input));
     Step step;
     step.inputs = node.inputs;
-    if (may_fuse(graph, node_consumers, n)) {
+    // A layer with an activity regularizer keeps its output: the penalty reads it.
+    if (may_fuse(graph, node_consumers, n) && !node.layer->activity_regularizer()) {
       step.kernel = compile_fused(*node.layer, *graph.nodes()[n + 1].layer, input_shapes, options);
     }
     const size_t covered = step.kernel ? 2 : 1;
@@ -297,6 +298,9 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
   for (size_t s = steps_.size(); s-- > 0;) {
     Step& step = steps_[s];
     if (!step.runs_backward) continue;
+    if (const auto& activity = step.layers.back()->activity_regularizer()) {
+      add_activity_gradient(*activity, step, for_logits[s], mean_over);
+    }
     std::span<Tensor> weights(step_weight_gradients_.data() + step.weights_begin, step.weights_count);
     step.kernel->backward(step.input_tensors, tensors_[size_t(step.output)], gradients_[size_t(step.output)],
                           step.grad_targets, weights, for_logits[s]);
@@ -310,6 +314,39 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
     if (on_final && step.weights_count > 0) on_final(step.buffer_offset);
   }
   return sums;
+}
+
+void CompiledStep::add_activity_gradient(const Regularizer& activity, const Step& step, bool for_logits,
+                                         double mean_over) {
+  // Keras: the penalty of the output over the batch size, so over the global batch here.
+  const Tensor& y = tensors_[size_t(step.output)];
+  float* gradient = gradients_[size_t(step.output)].data<float>();
+  if (!for_logits) {
+    activity.add_gradient(y.values<float>(), gradient, 1.0 / mean_over);
+    return;
+  }
+  // The loss wrote the gradient of the softmax's logits: the penalty's goes through the
+  // softmax, dz = y (a - sum(a y)) per row, a the penalty's gradient in y.
+  const int64_t columns = y.shape()[y.shape().rank() - 1], rows = y.num_elements() / columns;
+  const double scale = 1.0 / mean_over;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = y.data<float>() + r * columns;
+    float* g = gradient + r * columns;
+    auto a = [&](int64_t c) { return scale * (activity.l1 * double((p[c] > 0) - (p[c] < 0)) + 2 * activity.l2 * p[c]); };
+    double dot = 0;
+    for (int64_t c = 0; c < columns; ++c) dot += a(c) * p[c];
+    for (int64_t c = 0; c < columns; ++c) g[c] += float(p[c] * (a(c) - dot));
+  }
+}
+
+double CompiledStep::activity_penalty() const {
+  double total = 0;
+  for (const Step& step : steps_) {
+    if (const auto& activity = step.layers.back()->activity_regularizer()) {
+      total += activity->penalty(tensors_[size_t(step.output)].values<float>());
+    }
+  }
+  return total;
 }
 
 double CompiledStep::backward(const losses::Loss& loss, const Tensor& y_true, double mean_over) {

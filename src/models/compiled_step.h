@@ -65,6 +65,9 @@ class CompiledStep {
                                const std::function<void(int64_t offset)>& on_final = {});
   /// The same for a model with one output.
   double backward(const losses::Loss& loss, const Tensor& y_true, double mean_over);
+  /// The sum of the activity regularizers' penalties on this step's outputs (after forward),
+  /// not yet divided by the batch: Keras adds it, over the batch size, to the loss.
+  double activity_penalty() const;
   /// One per trainable weight of the steps' layers, in step order, in the weights' native
   /// layouts.
   std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
@@ -102,6 +105,10 @@ class CompiledStep {
     size_t weights_begin = 0, weights_count = 0;
     int64_t buffer_offset = 0;  // where its trainable weights' gradients start in the buffer
   };
+
+  /// Adds the gradient of a step's activity penalty to its output's gradient (through the
+  /// softmax when that gradient is for the logits).
+  void add_activity_gradient(const Regularizer& activity, const Step& step, bool for_logits, double mean_over);
 
   int64_t batch_;
   bool training_;

@@ -182,6 +182,7 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
   std::vector<std::pair<int64_t, int64_t>> rows(static_cast<size_t>(local));
   std::vector<CompiledStep*> steps(static_cast<size_t>(local));
   std::vector<std::vector<double>> loss_sums(static_cast<size_t>(local));  // per replica, output
+  std::vector<double> activity_sums(static_cast<size_t>(local), 0.0);     // per replica
   distribute::GradientReducer* reducer = training ? &gradient_reducer() : nullptr;
   if (reducer) reducer->start_step();
   // Layers that sum over the replicas while the step runs (synchronized BatchNormalization):
@@ -219,6 +220,7 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
     steps[size_t(replica)] = &step;
     for (size_t i = 0; i < x.size(); ++i) copy_into(x[i].slice_batch(begin, end), step.input(i));
     step.forward(training);
+    activity_sums[size_t(replica)] = step.activity_penalty();
     // The loss of each replica is scaled by 1 / global batch: the sum over replicas and
     // workers is then the gradient of the global batch's mean loss.
     Targets y_rows;
@@ -274,7 +276,9 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
       total += outputs_[k].weight * sum;
       if (!results.output_losses.empty()) results.output_losses[k].add(sum, count);
     }
-    results.loss.add(total + penalty * count, count);
+    // The penalties: the weights' once per sample, the activities' (their sums over this
+    // replica's rows) over the global batch, as Keras divides them by the batch size.
+    results.loss.add(total + penalty * count + activity_sums[size_t(replica)], count);
     for (size_t i = 0; i < results.metrics.size(); ++i) {
       const size_t k = results.metric_outputs[i];
       results.metrics[i]->update_state(y[k].slice_batch(begin, end), steps[size_t(replica)]->output(k));

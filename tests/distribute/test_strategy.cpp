@@ -85,14 +85,16 @@ TEST(MirroredStrategy, ReplicasTrainAResidualModelToTheWeightsOfOne) {
   expect_replicas_train_as_one(testing::fixture_path("keras/parity_residual/model.json"));
 }
 
-TEST(MirroredStrategy, RegularizersAndConstraintsApplyOncePerGlobalBatch) {
-  // The penalty's gradient joins the reduced gradient once, not once per replica, and the
-  // reported loss holds it once.
+TEST(MirroredStrategy, RegularizersAndConstraintsApplyAsOnOneReplica) {
+  // The weight penalties' gradient joins the reduced gradient once, not once per replica, the
+  // activity penalties' (each replica's rows over the global batch) add up to one replica's,
+  // and the reported loss holds both once.
   expect_replicas_train_as_one("", 1e-7, [](models::Model& model) {
     for (Layer* layer : model.layers()) {
       if (layer->class_name() != "Conv2D" && layer->class_name() != "Dense") continue;
       layer->set_weight_regularizer("kernel", Regularizer{.l1 = 0.001, .l2 = 0.01});
       layer->set_weight_constraint("kernel", Constraint{.kind = Constraint::Kind::max_norm, .max_value = 0.5});
+      layer->set_activity_regularizer(Regularizer{.l1 = 0.001, .l2 = 0.001});
     }
   });
 }

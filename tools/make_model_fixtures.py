@@ -27,6 +27,10 @@ with it, to check Tenfold reads Keras' files:
                            with warmup and gradient_accumulation_steps=2, trained 3 steps: no
                            learning_rate variable, gradient accumulators first, Nadam's
                            u_product last among the optimizer variables
+  augmented.keras, augmented_predictions.npy
+                           a Functional model with Keras' augmentation layers (which Keras records
+                           as called with training=True) and Resizing, untrained, and its
+                           predictions for x (the augmentation is off at inference)
   scheduled_next_kernel.npy
                            its kernel after one more train_on_batch(x, y)
 
@@ -80,6 +84,7 @@ def main():
     save(OUT, "next_kernel", model.layers[3].kernel.numpy())
     common_ways(x_train, y_train, x)
     scheduled(x_train, y_train, x, y)
+    augmented(x)
 
 
 def common_ways(x_train, y_train, x):
@@ -118,6 +123,21 @@ def scheduled(x_train, y_train, x, y):
     model.save(os.path.join(OUT, "scheduled.h5"))
     model.train_on_batch(x, y)
     save(OUT, "scheduled_next_kernel", model.layers[1].kernel.numpy())
+
+
+def augmented(x):
+    keras.utils.set_random_seed(8)
+    inputs = keras.Input(shape=(28, 28, 1))
+    h = keras.layers.RandomFlip("horizontal")(inputs)
+    h = keras.layers.RandomTranslation(0.1, 0.1)(h)
+    h = keras.layers.RandomRotation(0.05, fill_mode="constant")(h)
+    h = keras.layers.RandomZoom(0.1)(h)
+    h = keras.layers.RandomContrast(0.2, value_range=(0, 1))(h)
+    h = keras.layers.Resizing(20, 20)(h)
+    h = keras.layers.Flatten()(h)
+    model = keras.Model(inputs, keras.layers.Dense(10, activation="softmax")(h))
+    model.save(os.path.join(OUT, "augmented.keras"))
+    save(OUT, "augmented_predictions", model.predict(x, verbose=0))
 
 
 if __name__ == "__main__":

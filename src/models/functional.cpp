@@ -95,9 +95,10 @@ std::vector<std::string> inbound_layers(const json& layer, const std::string& na
     const json kwargs = node.value("kwargs", json::object());
     for (const auto& [key, value] : kwargs.items()) {
       // Keras records the training flag a layer saw while the model was built (EfficientNet's
-      // Dropout: training=false), but a model's fit still trains it: measured with Keras
-      // 3.15.1, the flag of the model's call wins. So a recorded false changes nothing.
-      if (key == "training" && value == false) continue;
+      // Dropout: training=false; the augmentation layers: training=true), but the flag of the
+      // model's call wins (measured with Keras 3.15.1: fit trains the Dropout, predict leaves
+      // images unaugmented). So a recorded flag changes nothing.
+      if (key == "training" && value.is_boolean()) continue;
       check_argument(value.is_null(), "layer '" + name + "' is called with " + key + "=" +
                                           value.dump() + ", which Tenfold does not implement");
     }

@@ -352,6 +352,14 @@ TEST(OptimizerState, EveryOptimizersStateRoundTripsInBothFormats) {
 // 2, after 3 steps: the optimizer variables are iteration (no learning_rate), the gradient
 // accumulators, the slots and Nadam's u_product. The next step lands on Keras' weights only
 // if all of them were read in place.
+TEST(KerasArchive, AugmentationLayersLoadAndPassImagesThroughAtInference) {
+  // Keras records each augmentation layer's call with training=True; the model's own flag wins.
+  auto model = load_model(fixture_path("models/augmented.keras"));
+  EXPECT_EQ(model->layers()[0]->class_name(), "RandomFlip");
+  EXPECT_TRUE(testing::all_close(model->predict(read_npy(fixture_path("models/x.npy"))),
+                                 read_npy(fixture_path("models/augmented_predictions.npy")), 1e-5, 1e-6));
+}
+
 class KerasScheduledFiles : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KerasScheduledFiles, TrainingResumesWithScheduleAccumulatorsAndNadamState) {

@@ -411,6 +411,23 @@ def per_position_batch(directory, x, y):
     return x, steps
 
 
+def embedding_model():
+    """Token sequences: Embedding, Conv1D, GlobalMaxPooling1D (the tokens: row 14 of each image
+    scaled to integers 0..9)."""
+    inputs = keras.Input(shape=(28,))
+    x = keras.layers.Embedding(10, 8)(inputs)
+    x = keras.layers.Conv1D(8, 3, activation="relu")(x)
+    x = keras.layers.GlobalMaxPooling1D()(x)
+    outputs = keras.layers.Dense(10, activation="softmax")(x)
+    return compiled(keras.Model(inputs, outputs, name="embedding"))
+
+
+def tokens_batch(directory, x, y):
+    tokens = np.round(x[:, 14, :, 0] * 9).astype(np.float32)
+    save(directory, "tokens", tokens)
+    return tokens, y
+
+
 def binary_model():
     """A binary classifier compiled with metrics as names and as objects, as Keras users write
     them (its .keras file keeps the objects in its compile config)."""
@@ -435,13 +452,26 @@ def two_outputs_batch(directory, x, y):
     return x, {"digit": y, "bright": bright}
 
 
+def dense_step(model, inputs, targets):
+    """One step of model's optimizer on dense gradients: for an Embedding, TensorFlow's
+    gradient is row slices, which Keras' TensorFlow backend applies row by row (the moments of
+    rows absent from the batch do not decay); Keras on JAX or PyTorch, and Tenfold, apply the
+    dense gradient."""
+    with tf.GradientTape() as tape:
+        loss = model.compute_loss(y=targets, y_pred=model(inputs, training=True))
+    gradients = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_weights)]
+    model.optimizer.apply_gradients(zip(gradients, model.trainable_weights))
+    return {"loss": float(loss)}
+
+
 def parity(train, make_model=recipe_model, name="parity", batch=None, logs=False,
-           save_model=False):
+           save_model=False, dense_gradients=False):
     """Writes fixture `name`: make_model()'s initial weights, then its weights and losses after
     3 train_on_batch steps on the parity batch. batch(directory, x, y) gives what the model
     trains on, (inputs, targets), from the batch, saving in directory what it derives; logs
     writes logs.json, every value train_on_batch returns per step; save_model saves the
-    trained model as model.keras and model.h5, and predictions.npy, its predict(x[:8])."""
+    trained model as model.keras and model.h5, and predictions.npy, its predict(x[:8]);
+    dense_gradients steps as dense_step does."""
     directory = os.path.join(OUT, name)
     shutil.rmtree(directory, ignore_errors=True)
     os.makedirs(directory)
@@ -457,9 +487,12 @@ def parity(train, make_model=recipe_model, name="parity", batch=None, logs=False
     with open(os.path.join(directory, "model.json"), "w") as f:
         f.write(model.to_json())
     save_weights(model, os.path.join(directory, "initial"))
-    steps = [{key: float(value) for key, value in
-              model.train_on_batch(inputs, targets, return_dict=True).items()}
-             for _ in range(3)]
+    if dense_gradients:
+        steps = [dense_step(model, inputs, targets) for _ in range(3)]
+    else:
+        steps = [{key: float(value) for key, value in
+                  model.train_on_batch(inputs, targets, return_dict=True).items()}
+                 for _ in range(3)]
     save_weights(model, os.path.join(directory, "final"))
     # Keras' train_on_batch reports the loss before each update.
     losses = [step["loss"] for step in steps]
@@ -515,6 +548,7 @@ def main():
     parity(train, groupnorm_model, "parity_groupnorm")
     parity(train, transpose_model, "parity_transpose")
     parity(train, per_position_model, "parity_per_position", batch=per_position_batch)
+    parity(train, embedding_model, "parity_embedding", batch=tokens_batch, dense_gradients=True)
     parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
     if not args.skip_curve:
         curve(train, test)

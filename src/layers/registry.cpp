@@ -9,6 +9,7 @@
 #include "layers/conv2d_transpose.h"
 #include "layers/dense.h"
 #include "layers/dropout.h"
+#include "layers/embedding.h"
 #include "layers/flatten.h"
 #include "layers/global_pooling.h"
 #include "layers/input.h"
@@ -59,6 +60,7 @@ std::vector<std::pair<std::string, std::string>> regularized_weights(const std::
     return {{"gamma", "gamma"}, {"beta", "beta"}};
   }
   if (class_name == "PReLU") return {{"alpha", "alpha"}};
+  if (class_name == "Embedding") return {{"embeddings", "embeddings"}};
   return {};
 }
 
@@ -189,6 +191,16 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
                       .bias_initializer = config.take_initializer("bias_initializer", "zeros"),
                       .name = name},
         multiplier);
+  }
+  if (class_name == "Embedding") {
+    config.allow_only("mask_zero", {false}, "Tenfold has no masks (mask_zero=False)");
+    allow_weighted_extras(config);
+    config.ignore("input_length");  // Keras 2's: the input shape, which the model's input gives
+    return std::make_shared<Embedding>(config.take_required<int64_t>("input_dim"), config.take_required<int64_t>("output_dim"),
+                                       config.contains("embeddings_initializer")
+                                           ? config.take_initializer("embeddings_initializer", "zeros")
+                                           : Embedding::uniform_initializer(),
+                                       name);
   }
   if (class_name == "Conv2DTranspose") {
     require_channels_last(config);
@@ -447,7 +459,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
   throw Error(ErrorCode::invalid_argument,
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
-                  "InputLayer, Conv2D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
+                  "InputLayer, Embedding, Conv2D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
                   "GlobalMaxPooling2D, Resizing, CenterCrop, RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomContrast, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
                   "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
                   "Softmax, LayerNormalization, GroupNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");

@@ -40,6 +40,7 @@ TEST(LayerLifecycle, DilatedGroupedAndDepthwiseConvolutions) {
   run_layer_test({{"class_name", "DepthwiseConv2D"},
                   {"config", {{"kernel_size", 3}, {"depth_multiplier", 2}, {"padding", "same"}}}},
                  {2, 7, 7, 3}, {2, 7, 7, 6}, 3 * 3 * 3 * 2 + 6);
+  run_layer_test({{"class_name", "Embedding"}, {"config", {{"input_dim", 7}, {"output_dim", 3}}}}, {2, 5}, {2, 5, 3}, 21);
   run_layer_test({{"class_name", "Conv2DTranspose"}, {"config", {{"filters", 4}, {"kernel_size", 2}, {"strides", 2}}}},
                  {2, 5, 5, 3}, {2, 10, 10, 4}, 2 * 2 * 4 * 3 + 4);
   run_layer_test({{"class_name", "Conv2DTranspose"},

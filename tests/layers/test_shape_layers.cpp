@@ -11,6 +11,8 @@
 #include "layers/conv2d.h"
 #include "layers/conv2d_transpose.h"
 #include "layers/dense.h"
+#include "layers/embedding.h"
+#include "layers/global_pooling.h"
 #include "layers/flatten.h"
 #include "layers/input.h"
 #include "layers/permute.h"
@@ -76,6 +78,24 @@ TEST(Conv2DTranspose, GradientsMatchFiniteDifferences) {
   const int64_t batch = 4;
   models::CompiledStep& step = model.compiled_step(batch, true);
   Tensor x = random_tensor({batch, 3, 3, 2}, 2);
+  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
+  Tensor y = random_labels(batch, 4, 5);
+  losses::SparseCategoricalCrossentropy loss;
+  step.forward(true);
+  step.backward(loss, y, double(batch));
+  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
+}
+
+TEST(Embedding, GradientsMatchFiniteDifferences) {
+  set_random_seed(12);
+  models::Sequential model({layers::Input(Shape{6}), std::make_shared<layers::Embedding>(5, 3),
+                            std::make_shared<layers::GlobalAveragePooling1D>(),
+                            std::make_shared<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"})});
+  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  const int64_t batch = 4;
+  models::CompiledStep& step = model.compiled_step(batch, true);
+  Tensor x = random_tensor({batch, 6}, 2, 0, 4.99);
+  for (float& v : x.values<float>()) v = std::floor(v);
   std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
   Tensor y = random_labels(batch, 4, 5);
   losses::SparseCategoricalCrossentropy loss;

@@ -108,6 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"Conv2D", {{"filters", nullptr}}, "filters is required"},
         Refusal{"Conv2D", {{"padding", 3}}, "padding 3 has the wrong type"},
         Refusal{"Conv2D", {{"filters", 2.5}}, "filters 2.5 must be an integer"},
+        Refusal{"Embedding", {{"input_dim", 10}, {"output_dim", 4}, {"mask_zero", true}}, "mask_zero true is not supported"},
         Refusal{"Conv2DTranspose", {{"filters", 2}, {"output_padding", {1, 1}}}, "output_padding [1,1] is not supported"},
         Refusal{"Conv2DTranspose", {{"filters", 2}, {"dilation_rate", 2}}, "dilation_rate > 1 is not supported yet"},
         Refusal{"Dense", {{"bias_regularizer", {{"class_name", "L2"}, {"config", {{"l2", -1}}}}}},

@@ -4,9 +4,10 @@
 // normalised with its own mean and biased variance, y = (x - mean) / sqrt(variance +
 // epsilon) * gamma + beta, gamma and beta per channel. Keras' GroupNormalization; its
 // LayerNormalization over the last axis is the case of one position and one group, with each
-// row a sample. Groups are independent, so the work is split over them; statistics accumulate
-// in double, and gamma's and beta's gradients (sums over rows) in double over fixed chunks of
-// rows: the same result on any number of threads.
+// row a sample. Samples are independent, so the work is split over them; each sums per channel
+// over its positions (contiguous, vectorized loops) and then per group, in double; gamma's and
+// beta's gradients (sums over rows) accumulate in double over fixed chunks of rows: the same
+// result on any number of threads.
 #include <cstdint>
 #include <vector>
 
@@ -27,11 +28,6 @@ class GroupNormKernel {
                 float* diff_gamma, float* diff_beta);
 
  private:
-  /// Runs f(sample, group, first element of the sample, first channel of the group) for every
-  /// group, in parallel.
-  template <typename F>
-  void for_each_group(const F& f) const;
-
   int64_t samples_, positions_, channels_, groups_, group_channels_;
   double epsilon_;
   std::vector<float> mean_, inverse_std_;  // per (sample, group), from the last forward

@@ -79,16 +79,7 @@ TEST(PReLU, GradientsMatchFiniteDifferences) {
   EXPECT_EQ(per_element->weights()[0]->shape(), Shape({5}));
   per_channel->weights()[0]->assign(random_tensor(Shape{1, 1, 3}, 13, 0.1, 0.5));
   per_element->weights()[0]->assign(random_tensor(Shape{5}, 14, 0.1, 0.5));
-  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
-  const int64_t batch = 6;
-  models::CompiledStep& step = model.compiled_step(batch, true);
-  Tensor x = random_tensor({batch, 3, 3, 2}, 2);
-  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
-  Tensor y = random_labels(batch, 4, 5);
-  losses::SparseCategoricalCrossentropy loss;
-  step.forward(true);
-  step.backward(loss, y, double(batch));
-  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
+  testing::expect_model_gradients_match_finite_differences(model, 6, 4);
 }
 
 /// The per-channel mean and biased variance of `x` ([..., channels]) in two passes.

@@ -53,16 +53,7 @@ TEST(Permute, GradientsMatchFiniteDifferences) {
                             std::make_shared<layers::Permute>(std::vector<int64_t>{2, 3, 1}),
                             std::make_shared<layers::Flatten>(),
                             std::make_shared<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"})});
-  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
-  const int64_t batch = 5;
-  models::CompiledStep& step = model.compiled_step(batch, true);
-  Tensor x = random_tensor({batch, 4, 3, 2}, 2);
-  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
-  Tensor y = random_labels(batch, 4, 5);
-  losses::SparseCategoricalCrossentropy loss;
-  step.forward(true);
-  step.backward(loss, y, double(batch));
-  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
+  testing::expect_model_gradients_match_finite_differences(model, 5, 4);
 }
 
 TEST(Conv2DTranspose, GradientsMatchFiniteDifferences) {
@@ -74,16 +65,7 @@ TEST(Conv2DTranspose, GradientsMatchFiniteDifferences) {
                                 .filters = 2, .kernel_size = {2, 2}, .padding = "same"}),
                             std::make_shared<layers::Flatten>(),
                             std::make_shared<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"})});
-  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
-  const int64_t batch = 4;
-  models::CompiledStep& step = model.compiled_step(batch, true);
-  Tensor x = random_tensor({batch, 3, 3, 2}, 2);
-  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
-  Tensor y = random_labels(batch, 4, 5);
-  losses::SparseCategoricalCrossentropy loss;
-  step.forward(true);
-  step.backward(loss, y, double(batch));
-  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
+  testing::expect_model_gradients_match_finite_differences(model, 4, 4);
 }
 
 TEST(Embedding, GradientsMatchFiniteDifferences) {
@@ -91,17 +73,9 @@ TEST(Embedding, GradientsMatchFiniteDifferences) {
   models::Sequential model({layers::Input(Shape{6}), std::make_shared<layers::Embedding>(5, 3),
                             std::make_shared<layers::GlobalAveragePooling1D>(),
                             std::make_shared<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"})});
-  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
-  const int64_t batch = 4;
-  models::CompiledStep& step = model.compiled_step(batch, true);
-  Tensor x = random_tensor({batch, 6}, 2, 0, 4.99);
-  for (float& v : x.values<float>()) v = std::floor(v);
-  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
-  Tensor y = random_labels(batch, 4, 5);
-  losses::SparseCategoricalCrossentropy loss;
-  step.forward(true);
-  step.backward(loss, y, double(batch));
-  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
+  Tensor indices = random_tensor({4, 6}, 2, 0, 4.99);
+  for (float& v : indices.values<float>()) v = std::floor(v);
+  testing::expect_model_gradients_match_finite_differences(model, 4, 4, indices);
 }
 
 TEST(Permute, LifecycleAndRefusals) {
@@ -137,16 +111,7 @@ TEST(Softmax, MiddleAxisGradientsMatchFiniteDifferences) {
                                                                                    .padding = "same"}),
                             std::make_shared<layers::Softmax>(2), std::make_shared<layers::Flatten>(),
                             std::make_shared<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "softmax"})});
-  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
-  const int64_t batch = 5;
-  models::CompiledStep& step = model.compiled_step(batch, true);
-  Tensor x = random_tensor({batch, 3, 3, 2}, 2);
-  std::memcpy(step.input().raw_data(), x.raw_data(), x.num_bytes());
-  Tensor y = random_labels(batch, 4, 5);
-  losses::SparseCategoricalCrossentropy loss;
-  step.forward(true);
-  step.backward(loss, y, double(batch));
-  testing::expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), loss, y, true, 1e-3);
+  testing::expect_model_gradients_match_finite_differences(model, 5, 4);
   testing::run_layer_test({{"class_name", "Softmax"}, {"config", {{"axis", 1}}}}, {4, 3, 6}, {4, 3, 6}, 0);
 }
 

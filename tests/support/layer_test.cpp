@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "layers/input.h"
 #include "layers/registry.h"
@@ -66,6 +67,19 @@ void expect_weight_gradients_match_finite_differences(models::CompiledStep& step
     weights[w]->assign(value);
     EXPECT_TRUE(all_close(analytic.values<float>(), numeric, 2e-2, 1e-3)) << weights[w]->name() << " of weight " << w;
   }
+}
+
+void expect_model_gradients_match_finite_differences(models::Model& model, int64_t batch, int64_t classes,
+                                                     const Tensor& x) {
+  model.compile(std::make_shared<optimizers::SGD>(0.1f), losses::get("sparse_categorical_crossentropy"));
+  models::CompiledStep& step = model.compiled_step(batch, true);
+  const Tensor input = x.empty() ? random_tensor(model.input_shape().with_leading(batch), 2) : x;
+  std::memcpy(step.input().raw_data(), input.raw_data(), input.num_bytes());
+  const Tensor y = random_labels(batch, classes, 5);
+  const auto loss = losses::get("sparse_categorical_crossentropy");
+  step.forward(true);
+  step.backward(*loss, y, double(batch));
+  expect_weight_gradients_match_finite_differences(step, model.trainable_weights(), *loss, y, true, 1e-3);
 }
 
 }  // namespace tenfold::testing

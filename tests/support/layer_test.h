@@ -8,6 +8,7 @@
 #include "core/shape.h"
 #include "losses/loss.h"
 #include "models/compiled_step.h"
+#include "models/model.h"
 
 namespace tenfold::testing {
 
@@ -22,5 +23,11 @@ void expect_weight_gradients_match_finite_differences(models::CompiledStep& step
                                                       const std::vector<Variable*>& weights,
                                                       const losses::Loss& loss, const Tensor& y,
                                                       bool training, double h);
+
+/// Compiles `model` (SGD, sparse categorical crossentropy over its `classes` outputs), runs one
+/// training step on `x` (or random inputs in [-1, 1) of `batch` samples when empty) with random
+/// labels, and checks every trainable weight's gradient against central differences (h 1e-3).
+void expect_model_gradients_match_finite_differences(models::Model& model, int64_t batch, int64_t classes,
+                                                     const Tensor& x = Tensor());
 
 }  // namespace tenfold::testing

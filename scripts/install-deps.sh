@@ -2,7 +2,7 @@
 # Installs the Debian packages Tenfold builds and runs with; quiet and quick when all are there.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev libhdf5-dev hdf5-tools
-          nlohmann-json3-dev zlib1g-dev libpng-dev libzip-dev libcairo2-dev libopenmpi-dev openmpi-bin
+          nlohmann-json3-dev zlib1g-dev libpng-dev libjpeg62-turbo-dev libzip-dev libcairo2-dev libopenmpi-dev openmpi-bin
           libgtest-dev libbenchmark-dev dataset-fashion-mnist
           clang libclang-rt-14-dev libomp-14-dev python3-venv)
 missing=()

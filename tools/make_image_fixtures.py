@@ -4,6 +4,9 @@ each color mode, unshuffled and unbatched, resized to 5x7.
 
   shapes/<class>/...png   images of several sizes: 8-bit gray, gray+alpha, RGB, RGBA, 16-bit
   expected/<mode>_images.npy, <mode>_labels.npy, categorical_labels.npy, files.json
+  photos/<class>/...jpg   JPEG images (colour, grayscale, 4:2:0 and 4:4:4 chroma, progressive)
+                          and one PNG among them
+  expected/photos_<mode>_images.npy, photos_<mode>_labels.npy  (grayscale and rgb)
 
 Run: make fixtures   (or: python3 tools/make_image_fixtures.py)"""
 import json
@@ -26,6 +29,11 @@ SIZE = (5, 7)
 def write_png(path, pixels):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tf.io.write_file(path, tf.io.encode_png(pixels))
+
+
+def write_jpeg(path, pixels, **options):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tf.io.write_file(path, tf.io.encode_jpeg(pixels, **options))
 
 
 def main():
@@ -55,6 +63,20 @@ def main():
         save(expected, f"{mode}_labels", np.array(labels), np.int32)
         files = [os.path.relpath(p, shapes) for p in dataset.file_paths]
         class_names = dataset.class_names
+    photos = os.path.join(OUT, "photos")
+    smooth = np.linspace(0, 255, 40 * 30 * 3).reshape(30, 40, 3).astype(np.uint8)
+    write_jpeg(f"{photos}/cats/a.jpg", pixels(17, 23, 3))
+    write_jpeg(f"{photos}/cats/b.JPEG", smooth, quality=90, chroma_downsampling=False)
+    write_jpeg(f"{photos}/cats/c.jpeg", pixels(8, 8, 1))
+    write_jpeg(f"{photos}/dogs/d.jpg", smooth[:, ::-1], progressive=True)
+    write_png(f"{photos}/dogs/e.png", pixels(6, 9, 3))
+    for mode in ["grayscale", "rgb"]:
+        dataset = keras.utils.image_dataset_from_directory(
+            photos, color_mode=mode, image_size=SIZE, batch_size=None, shuffle=False)
+        images, labels = zip(*[(x.numpy(), y.numpy()) for x, y in dataset])
+        save(expected, f"photos_{mode}_images", np.stack(images))
+        save(expected, f"photos_{mode}_labels", np.array(labels), np.int32)
+
     dataset = keras.utils.image_dataset_from_directory(
         shapes, label_mode="categorical", image_size=SIZE, batch_size=None, shuffle=False)
     save(expected, "categorical_labels", np.stack([y.numpy() for _, y in dataset]))

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "core/error.h"
 #include "core/random.h"
+#include "datasets/jpeg.h"
 #include "datasets/png.h"
 
 namespace tenfold::data {
@@ -23,19 +25,19 @@ std::string lowercase_extension(const fs::path& path) {
   return extension;
 }
 
-/// The PNG files under `class_directory`, sorted by directory then name (as Keras walks).
+/// The image files under `class_directory` (Keras' extensions), sorted by directory then name
+/// (as Keras walks). BMP and GIF files are an error: Tenfold decodes PNG and JPEG.
 std::vector<std::string> list_class_files(const fs::path& class_directory) {
   std::vector<std::pair<std::string, std::string>> files;  // (directory, name)
   for (const auto& entry : fs::recursive_directory_iterator(class_directory)) {
     if (!entry.is_regular_file()) continue;
     std::string extension = lowercase_extension(entry.path());
-    if (extension == ".png") {
+    if (extension == ".png" || extension == ".jpg" || extension == ".jpeg") {
       files.emplace_back(entry.path().parent_path().string(), entry.path().filename().string());
-    } else if (extension == ".jpg" || extension == ".jpeg" || extension == ".bmp" ||
-               extension == ".gif") {
+    } else if (extension == ".bmp" || extension == ".gif") {
       throw Error(ErrorCode::invalid_argument,
                   entry.path().string() + " is a " + extension.substr(1) +
-                      " image; Tenfold reads PNG images: convert it (e.g. `convert in" +
+                      " image; Tenfold reads PNG and JPEG images: convert it (e.g. `convert in" +
                       extension + " out.png`) or move it out of " + class_directory.string());
     }
   }
@@ -43,6 +45,20 @@ std::vector<std::string> list_class_files(const fs::path& class_directory) {
   std::vector<std::string> paths;
   for (const auto& [directory, name] : files) paths.push_back((fs::path(directory) / name).string());
   return paths;
+}
+
+/// Decodes a PNG or JPEG file by its content, as tf.io.decode_image does.
+Tensor read_image(const std::string& path, int channels) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error(ErrorCode::not_found, "cannot open image " + path);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (datasets::is_jpeg(bytes)) return datasets::decode_jpeg(bytes, channels, path);
+  const uint8_t png_signature[4] = {0x89, 'P', 'N', 'G'};
+  if (bytes.size() >= 4 && std::equal(png_signature, png_signature + 4, bytes.begin())) {
+    return datasets::decode_png(bytes, channels, path);
+  }
+  throw Error(ErrorCode::data_loss, path + " is neither a PNG nor a JPEG image (its first bytes "
+                                           "are no image signature): a damaged or misnamed file");
 }
 
 std::vector<std::string> subdirectories(const fs::path& directory) {
@@ -198,7 +214,7 @@ ImageDirectoryDataset image_dataset_from_directory(const std::string& directory,
   }
   if (paths.empty()) {
     throw Error(ErrorCode::not_found, "no images found in " + directory +
-                                          " (PNG files in one subdirectory per class)");
+                                          " (PNG or JPEG files in one subdirectory per class)");
   }
   std::printf("Found %zu files belonging to %zu classes.\n", paths.size(), class_names.size());
   if (options.shuffle) {
@@ -218,7 +234,7 @@ ImageDirectoryDataset image_dataset_from_directory(const std::string& directory,
   const int64_t height = options.image_size.first, width = options.image_size.second;
   auto load = [paths, labels, options, channels, num_classes, height, width](const Element& index) {
     size_t i = size_t(index[0].data<int32_t>()[0]);
-    Tensor image = resize_bilinear(datasets::read_png(paths[i], channels), height, width);
+    Tensor image = resize_bilinear(read_image(paths[i], channels), height, width);
     if (options.label_mode == "none") return Element{image};
     return Element{image, label_tensor(options.label_mode, labels[i], num_classes)};
   };

@@ -5,8 +5,9 @@
 //
 // becomes a Dataset of (image float32 [height, width, channels] in 0..255, label), batched.
 // Files are listed (sorted, as Keras) when the dataset is made; images are decoded and resized
-// lazily, in a parallel map, each pass. PNG files are read; other image files are an error
-// (convert them), other files are ignored.
+// lazily, in a parallel map, each pass. PNG and JPEG files are read (decoded by content, as
+// TensorFlow's decode_image); BMP and GIF files are an error (convert them), other files are
+// ignored.
 #include <optional>
 #include <string>
 #include <utility>

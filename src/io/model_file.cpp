@@ -549,7 +549,8 @@ void save_keras_archive(const models::Model& model, const std::string& path) {
 }
 
 std::unique_ptr<models::Model> load_keras_archive(const std::string& path) {
-  json config = parse_config(read_zip_entry(path, "config.json", uint64_t(1) << 26), path + ":config.json");
+  ZipReader archive(path, "a Keras .keras file");
+  json config = parse_config(archive.read("config.json", uint64_t(1) << 26), path + ":config.json");
   std::unique_ptr<models::Model> model;
   bool with_optimizer = true;
   try {
@@ -566,7 +567,7 @@ std::unique_ptr<models::Model> load_keras_archive(const std::string& path) {
   ScratchFile weights;
   {
     std::ofstream out(weights.path, std::ios::binary);
-    out << read_zip_entry(path, "model.weights.h5", max_archive_entry_bytes);
+    out << archive.read("model.weights.h5", max_archive_entry_bytes);
   }
   try {
     read_keras3_weights(*model, read_stored_file(weights.path), with_optimizer);

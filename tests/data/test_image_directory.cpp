@@ -132,12 +132,47 @@ TEST(ImageDirectory, ClearErrors) {
   EXPECT_NE(error_of([&] { image_dataset_from_directory(shapes, no_subset); }).find("give both"),
             std::string::npos);
 
-  ScratchDirectory jpeg;
-  jpeg.copy_shapes();
-  std::ofstream(jpeg.path / "circles" / "photo.jpg") << "jpeg bytes";
-  EXPECT_NE(error_of([&] { image_dataset_from_directory(jpeg.path.string()); })
-                .find("photo.jpg is a jpg image; Tenfold reads PNG images"),
+  ScratchDirectory bitmap;
+  bitmap.copy_shapes();
+  std::ofstream(bitmap.path / "circles" / "photo.bmp") << "bmp bytes";
+  EXPECT_NE(error_of([&] { image_dataset_from_directory(bitmap.path.string()); })
+                .find("photo.bmp is a bmp image; Tenfold reads PNG and JPEG images"),
             std::string::npos);
+}
+
+TEST(ImageDirectory, JpegImagesMatchKeras) {
+  // Colour and grayscale JPEGs, 4:2:0 and 4:4:4 chroma, progressive, and a PNG among them.
+  const std::string photos = fixture_path("images/photos");
+  for (std::string mode : {"grayscale", "rgb"}) {
+    SCOPED_TRACE(mode);
+    std::vector<Element> elements = image_dataset_from_directory(photos, unshuffled(mode)).dataset.collect();
+    Tensor images = read_npy(fixture_path("images/expected/photos_" + mode + "_images.npy"));
+    Tensor labels = read_npy(fixture_path("images/expected/photos_" + mode + "_labels.npy"));
+    ASSERT_EQ(int64_t(elements.size()), images.shape()[0]);
+    for (size_t i = 0; i < elements.size(); ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_TRUE(testing::all_close(elements[i][0], images.row(int64_t(i)), 1e-5, 1e-3));
+      EXPECT_EQ(elements[i][1].data<int32_t>()[0], labels.data<int32_t>()[i]);
+    }
+  }
+  // JPEG has no alpha; TensorFlow refuses 4 channels too.
+  EXPECT_NE(error_of([&] { image_dataset_from_directory(photos, unshuffled("rgba")).dataset.collect(); })
+                .find("a.jpg is a JPEG image, which has no alpha channel"),
+            std::string::npos);
+}
+
+TEST(ImageDirectory, DamagedJpegNamesTheFileWhenRead) {
+  ScratchDirectory damaged;
+  fs::copy(fixture_path("images/photos"), damaged.path, fs::copy_options::recursive);
+  fs::path victim = damaged.path / "cats" / "a.jpg";
+  fs::resize_file(victim, 40);  // the header, cut inside
+  std::ofstream(damaged.path / "dogs" / "d.jpg", std::ios::trunc) << "not an image";
+  for (const fs::path& path : {victim, damaged.path / "dogs" / "d.jpg"}) {
+    ImageDirectoryOptions options = unshuffled("rgb");
+    options.class_names = {path.parent_path().filename().string()};
+    std::string error = error_of([&] { image_dataset_from_directory(damaged.path.string(), options).dataset.collect(); });
+    EXPECT_NE(error.find(path.string()), std::string::npos) << error;
+  }
 }
 
 TEST(ImageDirectory, DamagedPngNamesTheFileWhenRead) {
@@ -152,7 +187,7 @@ TEST(ImageDirectory, DamagedPngNamesTheFileWhenRead) {
   EXPECT_NE(message.find("a.png is a damaged PNG file"), std::string::npos) << message;
   options.class_names = {"squares"};
   message = error_of([&] { image_dataset_from_directory(damaged.path.string(), options).dataset.collect(); });
-  EXPECT_NE(message.find("y.png is not a PNG file"), std::string::npos) << message;
+  EXPECT_NE(message.find("y.png is neither a PNG nor a JPEG image"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -129,11 +129,11 @@ INSTANTIATE_TEST_SUITE_P(Formats, UntrainedKerasFiles, ::testing::Values(".h5", 
 TEST(KerasArchive, ErrorsInTheWeightsNameTheUsersFile) {
   // The config of one model with the weights of another: the error names the archive.
   fs::path mixed = scratch("mixed.keras");
-  write_zip(mixed.string(),
-            {{"config.json", read_zip_entry(fixture_path("models/small.keras"), "config.json", 1 << 20)},
-             {"metadata.json", read_zip_entry(fixture_path("models/small.keras"), "metadata.json", 1 << 20)},
-             {"model.weights.h5",
-              read_zip_entry(fixture_path("models/untrained.keras"), "model.weights.h5", 1 << 22)}});
+  ZipReader small(fixture_path("models/small.keras"), "a .keras file");
+  ZipReader untrained(fixture_path("models/untrained.keras"), "a .keras file");
+  write_zip(mixed.string(), {{"config.json", small.read("config.json", 1 << 20)},
+                             {"metadata.json", small.read("metadata.json", 1 << 20)},
+                             {"model.weights.h5", untrained.read("model.weights.h5", 1 << 22)}});
   std::string error = error_of([&] { load_model(mixed.string()); });
   EXPECT_NE(error.find(mixed.string() + ":model.weights.h5"), std::string::npos) << error;
   EXPECT_EQ(error.find(fs::temp_directory_path().string() + "/tenfold-"), std::string::npos) << error;

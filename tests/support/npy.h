@@ -1,6 +1,6 @@
 #pragma once
-// Reads .npy files (the fixtures written by tools/*.py) into tensors: float32/float64 become
-// float32, int32/int64 become int32. Version 1 and 2 headers, C order only.
+// Reads .npy fixtures (written by tools/*.py) through datasets/numpy.h: floating-point dtypes
+// become float32, integer and bool dtypes int32.
 #include <string>
 #include <vector>
 

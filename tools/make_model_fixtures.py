@@ -33,6 +33,10 @@ with it, to check Tenfold reads Keras' files:
                            predictions for x (the augmentation is off at inference)
   scheduled_next_kernel.npy
                            its kernel after one more train_on_batch(x, y)
+  tabular.keras, photos_cnn.h5, regression.json
+                           users' own models for the command line: a table classifier compiled
+                           with optimizer="adam", untrained; an RGB image CNN (.h5, SGD); an
+                           uncompiled regression (to_json)
 
 Run: make fixtures   (or: python3 tools/make_model_fixtures.py)"""
 import os
@@ -85,6 +89,7 @@ def main():
     common_ways(x_train, y_train, x)
     scheduled(x_train, y_train, x, y)
     augmented(x)
+    user_models()
 
 
 def common_ways(x_train, y_train, x):
@@ -107,6 +112,29 @@ def common_ways(x_train, y_train, x):
     model.save(os.path.join(OUT, "untrained.keras"))
     model.save(os.path.join(OUT, "untrained.h5"))
     save(OUT, "untrained_predictions", model.predict(x, verbose=0))
+
+
+def user_models():
+    """Models of users' own data for the command-line tests (tests/cli/test_user_data.cpp):
+    a classifier of 5 table features (compiled with optimizer="adam", never trained), a small
+    CNN of 16x16 RGB images into 2 classes (.h5, compiled with SGD) and a regression of 2
+    features, not compiled (model.to_json)."""
+    keras.utils.set_random_seed(8)
+    tabular = keras.Sequential([keras.Input(shape=(5,)), keras.layers.Dense(16, activation="relu"),
+                                keras.layers.Dense(3, activation="softmax")], name="tabular")
+    tabular.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    tabular.save(os.path.join(OUT, "tabular.keras"))
+    photos = keras.Sequential([
+        keras.Input(shape=(16, 16, 3)), keras.layers.Rescaling(1 / 255),
+        keras.layers.Conv2D(4, 3, activation="relu"), keras.layers.GlobalAveragePooling2D(),
+        keras.layers.Dense(2, activation="softmax")], name="photos_cnn")
+    photos.compile(optimizer=keras.optimizers.SGD(0.05), loss="sparse_categorical_crossentropy",
+                   metrics=["accuracy"])
+    photos.save(os.path.join(OUT, "photos_cnn.h5"))
+    regression = keras.Sequential([keras.Input(shape=(2,)), keras.layers.Dense(8, activation="relu"),
+                                   keras.layers.Dense(1)], name="regression")
+    with open(os.path.join(OUT, "regression.json"), "w") as f:
+        f.write(regression.to_json())
 
 
 def scheduled(x_train, y_train, x, y):

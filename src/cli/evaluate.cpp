@@ -1,9 +1,10 @@
-// tenfold evaluate MODEL: a saved model, loaded back in the strategy's scope, on the test split.
+// tenfold evaluate MODEL: a saved model, loaded back in the strategy's scope, on any data.
 #include <cstdio>
 
 #include "cli/cluster.h"
 #include "cli/commands.h"
-#include "cli/data_option.h"
+#include "cli/data.h"
+#include "core/error.h"
 #include "io/model_file.h"
 
 namespace tenfold::cli {
@@ -12,9 +13,10 @@ namespace {
 
 const char* const help = R"(usage: tenfold evaluate MODEL [options]
 
-Loads MODEL (a Keras .h5 or .keras file, as tenfold train --save writes it) in the
-strategy's scope and evaluates it on the test split with the loss and metrics it was
-compiled with (Keras' model.evaluate).
+Loads MODEL (a Keras .h5 or .keras file, as Keras' model.save or tenfold train --save writes
+it) in the strategy's scope and evaluates it with the loss and metrics it was compiled with
+(Keras' model.evaluate) on --data: a data set's test split (IDX t10k files, an .npz's x_test),
+or all of it.
 
 options:
   --batch-size N            global batch size, split across all replicas (default 512)
@@ -38,10 +40,10 @@ std::string test_results(const std::map<std::string, double>& results) {
 int evaluate(const std::vector<std::string>& args) {
   Arguments arguments("evaluate", args);
   if (arguments.wants_help()) {
-    std::printf("%s%s%s", help, data_option_help, cluster_options_help);
+    std::printf("%s%s%s", help, data_options_help, cluster_options_help);
     return 0;
   }
-  std::string data_name = arguments.take("--data", "fashion-mnist");
+  DataOptions data_options = DataOptions::take(arguments);
   int64_t batch_size = arguments.take_integer("--batch-size", 512, 1);
   int verbose = int(arguments.take_integer("--verbose", 0, 0));
   auto strategy = resolve_and_connect(arguments);
@@ -53,8 +55,11 @@ int evaluate(const std::vector<std::string>& args) {
     auto scope = strategy->scope();
     model = io::load_model(model_path);
   }
-  datasets::ImageClassificationDatasets data = load_data_option(data_name);
-  auto results = model->evaluate(data.test.batch(batch_size).prefetch(data::AUTOTUNE), verbose);
+  check_argument(model->loss() != nullptr,
+                 model_path + " was saved without compile(): evaluate needs the loss it was compiled with; "
+                              "compile the model before saving it (or train it with tenfold train --loss)");
+  UserData data = read_data(data_options, *model, "test");
+  auto results = model->evaluate(labelled_batches(data, *model, batch_size, false, 0).batches, verbose);
   if (strategy->is_chief()) std::printf("%s\n", test_results(results).c_str());
   return 0;
 }

@@ -62,7 +62,8 @@ TEST(Commands, UsageListsEveryCommand) {
   EXPECT_EQ(tenfold("fly").exit_code, 2);
 }
 
-// Each command's --help lists exactly the options the tests below exercise.
+// Each command's --help lists exactly the options the tests exercise (here, and the data and
+// compile options in test_user_data.cpp).
 TEST(Commands, HelpDocumentsTheOptionsTested) {
   const std::set<std::string> cluster = {"--devices", "--workers", "--connect-timeout"};
   auto with_cluster = [&](std::set<std::string> options) {
@@ -71,11 +72,15 @@ TEST(Commands, HelpDocumentsTheOptionsTested) {
   };
   EXPECT_EQ(documented_options("devices"), cluster);
   EXPECT_EQ(documented_options("train"),
-            with_cluster({"--data", "--model", "--epochs", "--batch-size", "--per-replica-batch", "--seed",
-                          "--save", "--backup-dir", "--backup-freq", "--history", "--log-dir", "--update-freq",
-                          "--verbose", "--memory-limit"}));
-  EXPECT_EQ(documented_options("evaluate"), with_cluster({"--data", "--batch-size", "--verbose"}));
-  EXPECT_EQ(documented_options("predict"), std::set<std::string>({"--data", "--count", "--output", "--batch-size"}));
+            with_cluster({"--data", "--labels", "--label", "--categorical", "--model", "--loss", "--optimizer",
+                          "--learning-rate", "--metrics", "--freeze", "--epochs", "--batch-size",
+                          "--per-replica-batch", "--validation-split", "--validation-data", "--seed", "--save",
+                          "--backup-dir", "--backup-freq", "--history", "--log-dir", "--update-freq", "--verbose",
+                          "--memory-limit"}));
+  EXPECT_EQ(documented_options("evaluate"),
+            with_cluster({"--data", "--labels", "--label", "--categorical", "--batch-size", "--verbose"}));
+  EXPECT_EQ(documented_options("predict"), std::set<std::string>({"--data", "--labels", "--label", "--categorical",
+                                                                  "--count", "--output", "--batch-size"}));
   EXPECT_EQ(documented_options("summary"), std::set<std::string>{"--batch-size"});
   EXPECT_EQ(documented_options("plot"), std::set<std::string>({"--output", "--width", "--height"}));
 }

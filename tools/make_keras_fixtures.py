@@ -465,13 +465,14 @@ def dense_step(model, inputs, targets):
 
 
 def parity(train, make_model=recipe_model, name="parity", batch=None, logs=False,
-           save_model=False, dense_gradients=False):
+           save_model=False, dense_gradients=False, **weighting):
     """Writes fixture `name`: make_model()'s initial weights, then its weights and losses after
     3 train_on_batch steps on the parity batch. batch(directory, x, y) gives what the model
     trains on, (inputs, targets), from the batch, saving in directory what it derives; logs
     writes logs.json, every value train_on_batch returns per step; save_model saves the
     trained model as model.keras and model.h5, and predictions.npy, its predict(x[:8]);
-    dense_gradients steps as dense_step does."""
+    dense_gradients steps as dense_step does; `weighting` (sample_weight= or class_weight=)
+    goes to train_on_batch, and a sample_weight is saved as sample_weight.npy."""
     directory = os.path.join(OUT, name)
     shutil.rmtree(directory, ignore_errors=True)
     os.makedirs(directory)
@@ -487,11 +488,13 @@ def parity(train, make_model=recipe_model, name="parity", batch=None, logs=False
     with open(os.path.join(directory, "model.json"), "w") as f:
         f.write(model.to_json())
     save_weights(model, os.path.join(directory, "initial"))
+    if "sample_weight" in weighting:
+        save(directory, "sample_weight", weighting["sample_weight"])
     if dense_gradients:
         steps = [dense_step(model, inputs, targets) for _ in range(3)]
     else:
         steps = [{key: float(value) for key, value in
-                  model.train_on_batch(inputs, targets, return_dict=True).items()}
+                  model.train_on_batch(inputs, targets, return_dict=True, **weighting).items()}
                  for _ in range(3)]
     save_weights(model, os.path.join(directory, "final"))
     # Keras' train_on_batch reports the loss before each update.
@@ -550,6 +553,8 @@ def main():
     parity(train, per_position_model, "parity_per_position", batch=per_position_batch)
     parity(train, embedding_model, "parity_embedding", batch=tokens_batch, dense_gradients=True)
     parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
+    parity(train, name="parity_sample_weight", sample_weight=np.linspace(0, 2, 64, dtype=np.float32))
+    parity(train, name="parity_class_weight", class_weight={0: 0.5, 3: 2.0, 7: 4.0})
     if not args.skip_curve:
         curve(train, test)
 

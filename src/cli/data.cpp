@@ -1,6 +1,11 @@
 #include "cli/data.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "data/image_directory.h"
@@ -208,7 +213,74 @@ void check_label_shape(const Tensor& y, const models::Model& model, const std::s
                   " per sample (" + model.loss()->name() + "): give labels of the output's shape or another --loss");
 }
 
+/// Samples per class of classification labels: integer labels, one-hot rows, or one
+/// sigmoid output's 0/1 targets; empty for regression targets.
+std::vector<int64_t> class_counts(const Tensor& labels, const models::Model& model) {
+  const int64_t rows = labels.shape()[0];
+  const int64_t width = rows ? labels.num_elements() / rows : 0;
+  const std::string loss = model.loss()->name();
+  if (loss.find("crossentropy") == std::string::npos && loss.find("hinge") == std::string::npos) return {};
+  std::vector<int64_t> counts;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t label = 0;
+    if (labels.dtype() == DType::int32) {
+      label = labels.data<int32_t>()[r * width];
+    } else {
+      const float* row = labels.data<float>() + r * width;
+      label = width == 1 ? std::lround(row[0]) : int64_t(std::max_element(row, row + width) - row);
+    }
+    if (label < 0) continue;
+    if (size_t(label) >= counts.size()) counts.resize(size_t(label) + 1, 0);
+    ++counts[size_t(label)];
+  }
+  return counts;
+}
+
 }  // namespace
+
+std::map<int, double> class_weights(const std::string& option, const Batches& batches) {
+  const std::vector<std::string>& class_names = batches.class_names;
+  check_argument(!batches.class_counts.empty(),
+                 "--class-weight weighs classes, but these labels are regression targets (the loss is not a classification loss)");
+  std::map<int, double> weights;
+  if (option == "balanced") {
+    int64_t samples = 0, classes = 0;
+    for (int64_t count : batches.class_counts) {
+      samples += count;
+      classes += count > 0;
+    }
+    for (size_t c = 0; c < batches.class_counts.size(); ++c) {
+      if (batches.class_counts[c] > 0) weights[int(c)] = double(samples) / double(classes * batches.class_counts[c]);
+    }
+    return weights;
+  }
+  check_argument(option.ends_with(".json"), "--class-weight takes 'balanced' or a JSON file, got '" + option + "'");
+  std::ifstream file(option);
+  check_argument(bool(file), "--class-weight: " + option + " does not exist");
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(file);
+  } catch (const nlohmann::json::exception& error) {
+    throw Error(ErrorCode::invalid_argument, "--class-weight: " + option + " is not valid JSON: " + error.what());
+  }
+  check_argument(config.is_object(), "--class-weight: " + option + " must hold an object mapping classes to weights, "
+                                     "e.g. {\"0\": 1.0, \"1\": 5.0}");
+  for (const auto& [key, value] : config.items()) {
+    auto name = std::find(class_names.begin(), class_names.end(), key);
+    int index = -1;
+    if (name != class_names.end()) {
+      index = int(name - class_names.begin());
+    } else if (!key.empty() && key.find_first_not_of("0123456789") == std::string::npos && key.size() < 9) {
+      index = std::stoi(key);
+    }
+    check_argument(index >= 0, "--class-weight: " + option + " names class '" + key +
+                                   "', which is neither a class index nor one of the data's class names");
+    check_argument(value.is_number() && value.get<double>() >= 0,
+                   "--class-weight: the weight of class '" + key + "' must be a number >= 0, got " + value.dump());
+    weights[index] = value.get<double>();
+  }
+  return weights;
+}
 
 Batches labelled_batches(const UserData& data, const models::Model& model, int64_t batch_size, bool shuffle,
                          uint64_t seed, double validation_split) {
@@ -238,7 +310,13 @@ Batches labelled_batches(const UserData& data, const models::Model& model, int64
     }
     data::ImageDirectoryDataset images = data::image_dataset_from_directory(data.image_directory, options);
     check_classes(images.class_names, options.label_mode, model, data.image_directory);
-    return {images.dataset, held_out};
+    std::vector<int64_t> counts(images.class_names.size(), 0);
+    for (const std::string& file : images.file_paths) {
+      const std::string class_name = fs::relative(file, data.image_directory).begin()->string();
+      auto found = std::find(images.class_names.begin(), images.class_names.end(), class_name);
+      if (found != images.class_names.end()) ++counts[size_t(found - images.class_names.begin())];
+    }
+    return {images.dataset, held_out, counts, images.class_names};
   }
   check_argument(data.has_labels(), data.name + " has no labels: give them with " +
                                         (data.name.ends_with(".csv") ? std::string("--label COLUMN")
@@ -253,7 +331,8 @@ Batches labelled_batches(const UserData& data, const models::Model& model, int64
                      " samples leaves no samples to " + (kept > 0 ? "validate on" : "train on"));
   data::Dataset train = data::Dataset::from_tensor_slices({data.x.slice_batch(0, kept), data.y.slice_batch(0, kept)});
   if (shuffle) train = train.shuffle(10000, seed);
-  Batches batches{train.batch(batch_size).prefetch(data::AUTOTUNE), std::nullopt};
+  Batches batches{train.batch(batch_size).prefetch(data::AUTOTUNE), std::nullopt, class_counts(data.y.slice_batch(0, kept), model),
+                  data.class_names};
   if (kept < samples) {
     batches.held_out = data::Dataset::from_tensor_slices({data.x.slice_batch(kept, samples), data.y.slice_batch(kept, samples)})
                            .batch(batch_size)

@@ -6,6 +6,7 @@
 //   FILE.csv (--label COLUMN, --categorical COLUMNS)   pandas' read_csv + get_dummies
 //   FILE.npz (x and y, or x_train, y_train[, x_test, y_test]) or FILE.npy with --labels Y.npy
 // Arrays are taken as Keras' fit takes them: cast to float32, not rescaled.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,9 +54,17 @@ UserData read_data(const DataOptions& options, const models::Model& model, const
 struct Batches {
   data::Dataset batches;
   std::optional<data::Dataset> held_out;
+  /// Samples per class in `batches` (classification labels; empty for regression targets).
+  std::vector<int64_t> class_counts;
+  /// The classes' names where the data names them (image subdirectories, CSV text labels).
+  std::vector<std::string> class_names;
 };
 Batches labelled_batches(const UserData& data, const models::Model& model, int64_t batch_size,
                          bool shuffle, uint64_t seed, double validation_split = 0);
+
+/// Keras' class_weight from --class-weight: "balanced" (n_samples / (n_classes x count), as
+/// scikit-learn's) or a JSON file mapping classes (indices, or class names) to weights.
+std::map<int, double> class_weights(const std::string& option, const Batches& batches);
 
 /// Help text of the data options.
 extern const char* const data_options_help;

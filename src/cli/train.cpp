@@ -43,6 +43,10 @@ options:
                             accuracy for classification, none for regression)
   --freeze LAYER,...        layers whose weights stay fixed (layer.trainable = False); the
                             model is compiled again, so its optimizer starts afresh
+  --class-weight balanced|FILE.json
+                            weigh each class's samples in the training loss (Keras'
+                            class_weight): balanced gives n_samples / (n_classes x count);
+                            the JSON maps class indices or names to weights
   --epochs N                epochs (default 10)
   --batch-size N            global batch size, split across all replicas (default 512)
   --per-replica-batch N     or the batch of each replica: global = N x replicas
@@ -174,6 +178,7 @@ int train(const std::vector<std::string>& args) {
     check_argument(*compile_options.learning_rate > 0, "--learning-rate must be > 0, got " + *text);
   }
   compile_options.frozen = comma_separated(arguments.take("--freeze", ""));
+  std::string class_weight = arguments.take("--class-weight", "");
   int epochs = int(arguments.take_integer("--epochs", 10, 0));
   bool global_batch_given = false;
   int64_t global_batch = 512;
@@ -255,6 +260,14 @@ int train(const std::vector<std::string>& args) {
   }
 
   models::FitOptions fit;
+  if (!class_weight.empty()) {
+    fit.class_weight = class_weights(class_weight, train_batches);
+    if (chief && verbose > 0) {
+      std::printf("Class weights:");
+      for (const auto& [index, weight] : fit.class_weight) std::printf(" %d: %.4g", index, weight);
+      std::printf("\n");
+    }
+  }
   fit.epochs = epochs;
   fit.verbose = verbose;
   fit.validation_dataset = validation;

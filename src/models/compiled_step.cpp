@@ -264,7 +264,7 @@ void CompiledStep::forward(bool training) {
 }
 
 double CompiledStep::compute_loss(const losses::Loss& loss, const Tensor& y_true, double mean_over,
-                                  Tensor* gradient, size_t index) const {
+                                  Tensor* gradient, size_t index, const Tensor* sample_weights) const {
   const int softmax_step = softmax_steps_.at(index);
   const bool from_logits = loss.fuses_softmax() && softmax_step >= 0;
   const Tensor prediction =
@@ -275,7 +275,25 @@ double CompiledStep::compute_loss(const losses::Loss& loss, const Tensor& y_true
   // its positions.
   const Shape& shape = output(index).shape();
   const double positions = shape.rank() > 2 ? double(shape.num_elements() / (shape[0] * shape[shape.rank() - 1])) : 1.0;
-  return loss.compute(prediction, y_true, from_logits, mean_over * positions, gradient) / positions;
+  if (!sample_weights) return loss.compute(prediction, y_true, from_logits, mean_over * positions, gradient) / positions;
+  // Weighted: each sample's loss and gradient alone, scaled by its weight (losses need not
+  // know about weights; the loss is a small part of a step).
+  const int64_t rows = shape[0];
+  check_argument(sample_weights->dtype() == DType::float32 && sample_weights->num_elements() == rows,
+                 "sample weights must be one float per sample: " + std::to_string(rows) + " samples, weights of shape " +
+                     sample_weights->shape().to_string());
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float weight = sample_weights->data<float>()[r];
+    Tensor row_gradient;
+    if (gradient) row_gradient = gradient->slice_batch(r, r + 1);
+    total += weight * loss.compute(prediction.slice_batch(r, r + 1), y_true.slice_batch(r, r + 1), from_logits,
+                                   mean_over * positions, gradient ? &row_gradient : nullptr);
+    if (gradient) {
+      for (float& value : row_gradient.values<float>()) value *= weight;
+    }
+  }
+  return total / positions;
 }
 
 std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, double mean_over,
@@ -292,7 +310,7 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
     const bool counts = losses[k].weight != 0 && !gradient.empty();
     if (!counts && !gradient.empty()) gradient.fill_zero();
     sums.push_back(compute_loss(*losses[k].loss, *losses[k].y_true, mean_over / losses[k].weight,
-                                counts ? &gradient : nullptr, k));
+                                counts ? &gradient : nullptr, k, losses[k].sample_weights));
     if (losses[k].loss->fuses_softmax() && softmax_steps_[k] >= 0) for_logits[size_t(softmax_steps_[k])] = true;
   }
   for (size_t s = steps_.size(); s-- > 0;) {

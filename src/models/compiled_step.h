@@ -29,6 +29,8 @@ struct OutputLoss {
   const losses::Loss* loss;
   const Tensor* y_true;
   double weight = 1;
+  /// Keras' sample_weight: float32 [rows], each sample's loss scaled by it; null for none.
+  const Tensor* sample_weights = nullptr;
 };
 
 /// Floats of the flat gradient buffer for `weights` in their native layouts, each gradient
@@ -54,9 +56,10 @@ class CompiledStep {
   void forward(bool training);
   /// After forward(): output `index`'s loss summed over this batch (from the logits when the
   /// output is a softmax the loss can take them from); with `gradient`, also
-  /// d(sum / mean_over)/d output.
+  /// d(sum / mean_over)/d output. With `sample_weights` (float32 [rows]) each sample's loss
+  /// is scaled by its weight, as Keras' sample_weight (still over mean_over samples).
   double compute_loss(const losses::Loss& loss, const Tensor& y_true, double mean_over,
-                      Tensor* gradient, size_t index = 0) const;
+                      Tensor* gradient, size_t index = 0, const Tensor* sample_weights = nullptr) const;
   /// After forward(true): each output's loss summed over this batch; gradients of
   /// sum over outputs of (weight x loss sum / mean_over) land in weight_gradients().
   /// `on_final(offset)`, if given, hears as backward goes that the gradient buffer is final

@@ -34,6 +34,13 @@ struct FitOptions {
   std::optional<data::Dataset> validation_dataset;
   /// Arrays only: reshuffle all samples every epoch (a Dataset brings its own shuffle).
   bool shuffle = true;
+  /// Arrays only: Keras' sample_weight, float32 [samples], each sample's loss scaled by it
+  /// (the loss still averages over the batch's samples; metrics are not weighted, as Keras'
+  /// `metrics`). A Dataset carries weights as a last element component.
+  std::optional<Tensor> sample_weight;
+  /// Keras' class_weight: class index -> weight of its samples' loss in training (classes not
+  /// named weigh 1). One output only.
+  std::map<int, double> class_weight;
   /// Seeds the per-epoch shuffle of arrays.
   uint64_t shuffle_seed = 0;
   /// Called as training goes (keras.callbacks): checkpoints, backups, early stopping, ...
@@ -199,7 +206,7 @@ class Model {
   /// The batch (x, y) through the model, with an optimizer step when `training`, adding to
   /// the running loss and metrics. The batch is split over the strategy's local replicas; in
   /// training, over every worker's replicas, with gradients and metrics summed across workers.
-  void run_batch(const Inputs& x, const Targets& y, bool training, Results& results);
+  void run_batch(const Inputs& x, const Targets& y, const Tensor& sample_weights, bool training, Results& results);
   /// Adds this worker's step results (`before`: each tracker's sums before the
   /// batch) summed over all workers; checks that all workers ran the same global batch.
   void add_global_results(const Targets& y, Results& results,

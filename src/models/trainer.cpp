@@ -2,6 +2,7 @@
 // through the same path as Datasets: from_tensor_slices, shuffle, batch.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -61,24 +62,61 @@ void check_inputs(const Model& model, const Inputs& x, const Targets* y) {
   }
 }
 
-/// A dataset batch as (inputs..., targets...), checked against the model.
-std::pair<Inputs, Targets> features_and_labels(const Model& model, const data::Element& batch) {
+/// One batch of a dataset: inputs, targets and, when the elements carry them, sample weights
+/// (empty otherwise).
+struct Batch {
+  Inputs x;
+  Targets y;
+  Tensor sample_weights;
+};
+
+/// A dataset batch as (inputs..., targets...[, sample weights]), checked against the model.
+Batch features_and_labels(const Model& model, const data::Element& batch) {
   const size_t inputs = model.num_inputs(), outputs = model.num_outputs();
-  check_argument(batch.size() == inputs + outputs,
+  check_argument(batch.size() == inputs + outputs || batch.size() == inputs + outputs + 1,
                  "fit and evaluate need dataset elements (" +
                      std::string(inputs == 1 ? "features" : std::to_string(inputs) + " inputs") + ", " +
-                     std::string(outputs == 1 ? "labels" : std::to_string(outputs) + " targets") + "), got " +
-                     std::to_string(batch.size()) + " component(s)");
-  Inputs x(batch.begin(), batch.begin() + long(inputs));
-  Targets y(batch.begin() + long(inputs), batch.end());
-  check_inputs(model, x, &y);
-  return {std::move(x), std::move(y)};
+                     std::string(outputs == 1 ? "labels" : std::to_string(outputs) + " targets") +
+                     "[, sample weights]), got " + std::to_string(batch.size()) + " component(s)");
+  Batch result{Inputs(batch.begin(), batch.begin() + long(inputs)),
+               Targets(batch.begin() + long(inputs), batch.begin() + long(inputs + outputs)), Tensor()};
+  check_inputs(model, result.x, &result.y);
+  if (batch.size() == inputs + outputs + 1) {
+    result.sample_weights = batch.back();
+    check_argument(result.sample_weights.dtype() == DType::float32 &&
+                       result.sample_weights.num_elements() == result.x[0].shape()[0],
+                   "sample weights must be float32, one per sample: a batch of " +
+                       std::to_string(result.x[0].shape()[0]) + " samples has weights of shape " +
+                       result.sample_weights.shape().to_string());
+  }
+  return result;
 }
 
-/// The dataset of (inputs..., targets...) samples.
-data::Dataset samples(const Inputs& x, const Targets& y) {
+/// Keras' class_weight: each sample weighted by its class's weight (1 for classes not named);
+/// the class is the label, or the largest entry of a one-hot label.
+Tensor class_sample_weights(const std::map<int, double>& class_weight, const Tensor& labels) {
+  const int64_t rows = labels.shape()[0];
+  const int64_t width = rows ? labels.num_elements() / rows : 0;
+  Tensor weights(Shape({rows}));
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t label = 0;
+    if (labels.dtype() == DType::int32) {
+      label = labels.data<int32_t>()[r * width];
+    } else {
+      const float* row = labels.data<float>() + r * width;
+      label = width == 1 ? std::lround(row[0]) : int64_t(std::max_element(row, row + width) - row);
+    }
+    auto found = class_weight.find(int(label));
+    weights.data<float>()[r] = found == class_weight.end() ? 1.0f : float(found->second);
+  }
+  return weights;
+}
+
+/// The dataset of (inputs..., targets...[, sample weights]) samples.
+data::Dataset samples(const Inputs& x, const Targets& y, const std::optional<Tensor>& sample_weight = std::nullopt) {
   std::vector<Tensor> components = x;
   components.insert(components.end(), y.begin(), y.end());
+  if (sample_weight) components.push_back(*sample_weight);
   return data::Dataset::from_tensor_slices(components);
 }
 
@@ -161,7 +199,8 @@ double batch_fingerprint(const Tensor& y) {
 
 }  // namespace
 
-void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results& results) {
+void Model::run_batch(const Inputs& x, const Targets& y, const Tensor& sample_weights, bool training,
+                      Results& results) {
   const int64_t global = x[0].shape()[0];
   for (size_t i = 0; i < layers_.size() && training; ++i) {
     check_argument(layers_[i]->trainable() == trainable_at_compile_[i],
@@ -225,8 +264,11 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
     // workers is then the gradient of the global batch's mean loss.
     Targets y_rows;
     std::vector<OutputLoss> terms;
+    const Tensor weight_rows = sample_weights.empty() ? Tensor() : sample_weights.slice_batch(begin, end);
     for (size_t k = 0; k < outputs_.size(); ++k) y_rows.push_back(y[k].slice_batch(begin, end));
-    for (size_t k = 0; k < outputs_.size(); ++k) terms.push_back({outputs_[k].loss.get(), &y_rows[k], outputs_[k].weight});
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      terms.push_back({outputs_[k].loss.get(), &y_rows[k], outputs_[k].weight, weight_rows.empty() ? nullptr : &weight_rows});
+    }
     std::vector<double>& sums = loss_sums[size_t(replica)];
     if (training) {
       // The reducer sums and all-reduces each bucket of gradients as backward finishes it.
@@ -237,7 +279,7 @@ void Model::run_batch(const Inputs& x, const Targets& y, bool training, Results&
       reducer->ready(replica, 0);
     } else {
       for (size_t k = 0; k < terms.size(); ++k) {
-        sums.push_back(step.compute_loss(*terms[k].loss, y_rows[k], double(global), nullptr, k));
+        sums.push_back(step.compute_loss(*terms[k].loss, y_rows[k], double(global), nullptr, k, terms[k].sample_weights));
       }
     }
   });
@@ -369,7 +411,7 @@ std::map<std::string, double> Model::train_on_batch(const Inputs& x, const Targe
   require_compiled("train_on_batch");
   check_inputs(*this, x, &y);
   Results results;
-  run_batch(x, y, true, results);
+  run_batch(x, y, Tensor(), true, results);
   Logs logs = results.logs();
   return std::map<std::string, double>(logs.begin(), logs.end());
 }
@@ -383,7 +425,13 @@ History Model::fit(const Inputs& x, const Targets& y, const FitOptions& options)
   check_inputs(*this, x, &y);
   validate_targets(y);
   // As Keras with arrays: the whole set reshuffled every epoch.
-  data::Dataset dataset = samples(x, y);
+  if (options.sample_weight) {
+    check_argument(options.sample_weight->dtype() == DType::float32 &&
+                       options.sample_weight->num_elements() == x[0].shape()[0],
+                   "sample_weight must be float32, one per sample: " + std::to_string(x[0].shape()[0]) +
+                       " samples, sample_weight of shape " + options.sample_weight->shape().to_string());
+  }
+  data::Dataset dataset = samples(x, y, options.sample_weight);
   if (options.shuffle) dataset = dataset.shuffle(x[0].shape()[0], options.shuffle_seed);
   check_argument(options.batch_size > 0,
                  "batch_size must be positive, got " + std::to_string(options.batch_size));
@@ -396,6 +444,8 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
   check_argument(dataset.cardinality() != data::INFINITE_CARDINALITY,
                  "the training dataset is infinite (repeat() without a count); pass a finite "
                  "one, e.g. with take(steps)");
+  check_argument(options.class_weight.empty() || num_outputs() == 1,
+                 "class_weight is for models with one output (as in Keras); weight the samples instead");
   std::optional<data::Dataset> validation = options.validation_dataset;
   if (!validation && options.validation_data) {
     validation = batched({options.validation_data->first}, {options.validation_data->second},
@@ -431,9 +481,13 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
       std::optional<data::Element> batch = iterator->next();
       waiting += seconds_since(wait_start);
       if (!batch) break;
-      auto [x, y] = features_and_labels(*this, *batch);
+      auto [x, y, sample_weights] = features_and_labels(*this, *batch);
+      if (!options.class_weight.empty()) {
+        check_argument(sample_weights.empty(), "give class_weight or sample weights, not both (as Keras)");
+        sample_weights = class_sample_weights(options.class_weight, y[0]);
+      }
       for (auto& callback : options.callbacks) callback->on_train_batch_begin(steps);
-      run_batch(x, y, true, results);
+      run_batch(x, y, sample_weights, true, results);
       Logs batch_logs = results.logs();
       for (auto& callback : options.callbacks) callback->on_train_batch_end(steps, batch_logs);
       bar.update(++steps, batch_logs);
@@ -488,8 +542,8 @@ std::map<std::string, double> Model::evaluate(const data::Dataset& dataset, int 
   int64_t steps = 0;
   auto iterator = dataset.iterate();
   while (auto batch = iterator->next()) {
-    auto [x, y] = features_and_labels(*this, *batch);
-    run_batch(x, y, false, results);
+    auto [x, y, sample_weights] = features_and_labels(*this, *batch);
+    run_batch(x, y, sample_weights, false, results);
     bar.update(++steps, results.logs());
   }
   check_argument(steps > 0, "the evaluation dataset produced no batches: it is empty");

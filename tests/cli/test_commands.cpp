@@ -73,7 +73,7 @@ TEST(Commands, HelpDocumentsTheOptionsTested) {
   EXPECT_EQ(documented_options("devices"), cluster);
   EXPECT_EQ(documented_options("train"),
             with_cluster({"--data", "--labels", "--label", "--categorical", "--model", "--loss", "--optimizer",
-                          "--learning-rate", "--metrics", "--freeze", "--epochs", "--batch-size",
+                          "--learning-rate", "--metrics", "--freeze", "--class-weight", "--epochs", "--batch-size",
                           "--per-replica-batch", "--validation-split", "--validation-data", "--seed", "--save",
                           "--backup-dir", "--backup-freq", "--history", "--log-dir", "--update-freq", "--verbose",
                           "--memory-limit"}));

@@ -97,6 +97,38 @@ TEST_F(UserData, CsvTableTrainsAKerasFileCompiledWithAStringOptimizer) {
   EXPECT_NEAR(frozen_history["val_loss"][0].get<double>(), frozen_history["val_loss"][1].get<double>(), 1e-6);
 }
 
+TEST_F(UserData, ClassWeightsBalancedOrByName) {
+  // balanced: n_samples / (n_classes x count), as scikit-learn's compute_class_weight.
+  const std::string table = write_table(200);
+  std::ifstream rows(table);
+  std::map<std::string, int> counts;
+  std::string line;
+  std::getline(rows, line);
+  while (std::getline(rows, line)) ++counts[line.substr(line.rfind(',') + 1)];
+  ASSERT_EQ(counts.size(), 3u);
+  const std::string common = "train --model " + fixture_path("models/tabular.keras") + " --data " + table +
+                             " --label kind --categorical colour --epochs 1 --verbose 2 --class-weight ";
+  CommandResult balanced = tenfold(common + "balanced");
+  ASSERT_EQ(balanced.exit_code, 0) << balanced.output;
+  std::string expected = "Class weights:";
+  int index = 0;
+  for (const auto& [kind, count] : counts) {  // sorted, as the classes
+    char text[32];
+    std::snprintf(text, sizeof text, " %d: %.4g", index++, 200.0 / (3.0 * count));
+    expected += text;
+  }
+  EXPECT_NE(balanced.output.find(expected + "\n"), std::string::npos) << expected << "\n" << balanced.output;
+  std::ofstream(path("weights.json")) << R"({"kind 2": 4, "0": 0.5})";
+  CommandResult named = tenfold(common + path("weights.json"));
+  ASSERT_EQ(named.exit_code, 0) << named.output;
+  EXPECT_NE(named.output.find("Class weights: 0: 0.5 2: 4\n"), std::string::npos) << named.output;
+  std::ofstream(path("weights.json"), std::ios::trunc) << R"({"kind 9": 4})";
+  CommandResult unknown = tenfold(common + path("weights.json"));
+  EXPECT_NE(unknown.output.find("names class 'kind 9', which is neither a class index nor one of the data's class names"),
+            std::string::npos)
+      << unknown.output;
+}
+
 TEST_F(UserData, NumpyArraysWithAnInferredLossAndRegression) {
   // regression.json: model.to_json(), not compiled. Targets 2a - b: mean squared error, no
   // accuracy, and the loss falls far.

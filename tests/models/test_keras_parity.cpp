@@ -47,7 +47,8 @@ models::History check_three_adam_steps(models::Model& model, const std::string& 
                                        const std::vector<std::string>& extra_inputs = {},
                                        const std::vector<std::string>& extra_targets = {},
                                        double atol = 1e-6, const std::string& labels = "",
-                                       const std::string& inputs_file = "") {
+                                       const std::string& inputs_file = "",
+                                       const models::FitOptions& weighting = {}) {
   if (!model.optimizer()) compile_for_parity(model);
   for (Layer* layer : model.layers()) {
     for (Variable* weight : layer->weights()) {
@@ -64,7 +65,7 @@ models::History check_three_adam_steps(models::Model& model, const std::string& 
   for (const std::string& name : extra_targets) {
     targets.push_back(read_npy(fixture_path("keras/" + fixture + "/" + name + ".npy")));
   }
-  models::FitOptions options;
+  models::FitOptions options = weighting;
   options.batch_size = x.shape()[0];
   options.epochs = 3;
   options.shuffle = false;
@@ -91,6 +92,19 @@ models::History check_three_adam_steps(models::Model& model, const std::string& 
 TEST(KerasParity, ThreeAdamStepsOfTheRecipeModel) {
   reset_layer_names();
   check_three_adam_steps(*models::seed_cnn(), "parity");
+}
+
+TEST(KerasParity, SampleWeightsScaleEachSamplesLossAsKeras) {
+  // Keras' sample_weight (0 to 2 across the batch) and class_weight (three classes weighted,
+  // the rest 1): the loss is sum(w * loss) over the batch size, metrics unweighted.
+  reset_layer_names();
+  models::FitOptions weighted;
+  weighted.sample_weight = read_npy(fixture_path("keras/parity_sample_weight/sample_weight.npy"));
+  check_three_adam_steps(*models::seed_cnn(), "parity_sample_weight", {}, {}, 1e-6, "", "", weighted);
+  reset_layer_names();
+  models::FitOptions by_class;
+  by_class.class_weight = {{0, 0.5}, {3, 2.0}, {7, 4.0}};
+  check_three_adam_steps(*models::seed_cnn(), "parity_class_weight", {}, {}, 1e-6, "", "", by_class);
 }
 
 TEST(KerasParity, ThreeAdamStepsOfAConvolutionStack) {

@@ -592,7 +592,14 @@ std::unique_ptr<models::Model> load_model_json(const std::string& path) {
   text << file.rdbuf();
   json config = parse_config(text.str(), path);
   try {
-    return models::from_config(config);
+    std::unique_ptr<models::Model> model = models::from_config(config);
+    // Keras 3 writes a compiled model's compile config into its JSON; model_from_json
+    // compiles with it.
+    if (config.contains("compile_config") && config.at("compile_config").is_object() &&
+        !config.at("compile_config").empty()) {
+      compile_from(*model, config.at("compile_config"), path);
+    }
+    return model;
   } catch (const Error& error) {
     throw Error(error.code(), path + ": " + error.message());
   } catch (const json::exception& error) {

@@ -26,7 +26,9 @@ void save_model(const models::Model& model, const std::string& path,
                 const nlohmann::json& training_state = nullptr);
 
 /// A model from a Keras model JSON file (model.to_json()): the architecture, built with fresh
-/// weights, not compiled. Unknown layer classes (Lambda included) are an error.
+/// weights, compiled as its compile_config says when it has one (Keras 3 writes it for a
+/// compiled model, and model_from_json compiles with it). Unknown layer classes (Lambda
+/// included) are an error.
 std::unique_ptr<models::Model> load_model_json(const std::string& path);
 
 /// Weights alone, in Keras 3's .weights.h5 layout (model.save_weights / load_weights; layers

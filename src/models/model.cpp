@@ -20,15 +20,6 @@ std::string default_model_name(const std::string& base) {
   return count == 0 ? base : base + "_" + std::to_string(count);
 }
 
-std::string with_thousands(int64_t value) {
-  std::string digits = std::to_string(value), text;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
-    text += digits[i];
-  }
-  return text;
-}
-
 }  // namespace
 
 Model::Model(const std::string& name, const std::string& default_base)
@@ -187,108 +178,6 @@ bool Model::synchronizes_replicas() const {
     if (layer->synchronizes_replicas()) return true;
   }
   return false;
-}
-
-std::string Model::summary() const {
-  // Keras' table: a Functional model adds a "Connected to" column (one input per line) and
-  // lists its inputs as rows.
-  const bool functional = class_name() != "Sequential";
-  const std::vector<size_t> widths = functional ? std::vector<size_t>{32, 22, 12, 32}
-                                                : std::vector<size_t>{29, 26, 10};
-  size_t total_width = 0;
-  for (size_t width : widths) total_width += width;
-  const std::string rule_thin(total_width, '_'), rule_thick(total_width, '=');
-  auto row = [&](std::vector<std::vector<std::string>> cells) {
-    // Each cell wraps over as many lines as it needs, as Keras does.
-    std::vector<std::vector<std::string>> lines(cells.size());
-    size_t height = 1;
-    for (size_t i = 0; i < cells.size(); ++i) {
-      const size_t width = widths[i] - 1;
-      for (const std::string& entry : cells[i]) {
-        for (size_t at = 0; at == 0 || at < entry.size(); at += width) lines[i].push_back(entry.substr(at, width));
-      }
-      height = std::max(height, lines[i].size());
-    }
-    std::string text;
-    for (size_t line = 0; line < height; ++line) {
-      std::string out;
-      for (size_t i = 0; i < cells.size(); ++i) {
-        std::string part = line < lines[i].size() ? lines[i][line] : "";
-        out += " " + part + std::string(widths[i] - 1 - part.size(), ' ');
-      }
-      text += out + "\n";
-    }
-    return text;
-  };
-  std::vector<std::string> header = {"Layer (type)", "Output Shape", "Param #"};
-  if (functional) header.push_back("Connected to");
-  std::vector<std::string> rows;
-  if (built()) {
-    std::vector<std::string> tensor_names(size_t(graph_.num_tensors()));
-    for (size_t i = 0; i < graph_.inputs().size(); ++i) {
-      const int input = graph_.inputs()[i];
-      tensor_names[size_t(input)] = graph_.input_names()[i];
-      if (functional) {
-        rows.push_back(row({{graph_.input_names()[i] + " (InputLayer)"},
-                            {graph_.sample_shape(input).with_leading(0).to_string(true)}, {"0"}, {""}}));
-      }
-    }
-    // A nested model is one row, as in Keras: its layers' nodes are gathered until its last.
-    std::map<const Layer*, const Member*> nested;
-    for (const Member& member : members_) {
-      if (!member.model) continue;
-      for (Layer* layer : member.layers()) nested[layer] = &member;
-    }
-    std::map<const Member*, size_t> nodes_seen;
-    std::map<const Member*, std::vector<std::string>> nested_inputs;
-    for (const graph::Node& node : graph_.nodes()) {
-      auto owner = nested.find(node.layer);
-      const Member* member = owner == nested.end() ? nullptr : owner->second;
-      std::vector<std::string> connected;
-      for (int input : node.inputs) {
-        const std::string name = tensor_names[size_t(input)] + "[0][0]";
-        if (member && tensor_names[size_t(input)] == member->name()) continue;  // inside it
-        connected.push_back(name);
-      }
-      if (member) {
-        tensor_names[size_t(node.output)] = member->name();
-        auto& inputs = nested_inputs[member];
-        inputs.insert(inputs.end(), connected.begin(), connected.end());
-        if (++nodes_seen[member] < member->layers().size()) continue;
-        connected = inputs;
-      } else {
-        tensor_names[size_t(node.output)] = node.layer->name();
-      }
-      const int64_t params = member ? member->model->count_params() : node.layer->count_params();
-      std::vector<std::vector<std::string>> cells = {
-          {(member ? member->name() : node.layer->name()) + " (" +
-           (member ? member->class_name() : node.layer->class_name()) + ")"},
-          {graph_.sample_shape(node.output).with_leading(0).to_string(true)},
-          {std::to_string(params)}};
-      if (functional) cells.push_back(connected);
-      rows.push_back(row(cells));
-    }
-  } else {
-    for (const auto& layer : layers_) {
-      rows.push_back(row({{layer->name() + " (" + layer->class_name() + ")"}, {"?"},
-                          {std::to_string(layer->count_params())}}));
-    }
-  }
-  std::string text = "Model: \"" + name_ + "\"\n" + rule_thin + "\n";
-  std::vector<std::vector<std::string>> header_cells;
-  for (const std::string& title : header) header_cells.push_back({title});
-  text += row(header_cells) + rule_thick + "\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    text += rows[i];
-    if (i + 1 < rows.size()) text += (functional ? rule_thin : std::string(total_width, ' ')) + "\n";
-  }
-  text += rule_thick + "\n";
-  int64_t trainable = 0;
-  for (const Variable* weight : trainable_weights()) trainable += weight->shape().num_elements();
-  text += "Total params: " + with_thousands(count_params()) + "\n";
-  text += "Trainable params: " + with_thousands(trainable) + "\n";
-  text += "Non-trainable params: " + with_thousands(count_params() - trainable) + "\n" + rule_thin + "\n";
-  return text;
 }
 
 }  // namespace tenfold::models

@@ -1,8 +1,9 @@
 #pragma once
-// keras.utils.Progbar as fit prints it:
-//   verbose 1:  118/118 [==============================] - 3s 25ms/step - loss: 0.51 - accuracy: 0.82
-//   verbose 2:  118/118 - 3s - loss: 0.5147 - accuracy: 0.8196 - 3s/epoch - 25ms/step
-// On a terminal, verbose 1 redraws the bar in place; otherwise only the final line is printed.
+// keras.utils.Progbar as Keras 3's fit prints it, values in name order:
+//   verbose 1:  118/118 ━━━━━━━━━━━━━━━━━━━━ 3s 25ms/step - accuracy: 0.8196 - loss: 0.5147
+//   verbose 2:  118/118 - 3s - 25ms/step - accuracy: 0.8196 - loss: 0.5147
+// On a terminal, verbose 1 redraws the bar in place (bold and coloured, with the ETA while the
+// epoch runs); otherwise only the final line is printed, without escape codes.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -23,14 +24,22 @@ class ProgressBar {
   void finish(const Logs& logs, int64_t steps);
 
  private:
+  /// " - name: value" for each value, sorted by name as Keras 3 prints its logs.
   std::string values(const Logs& logs) const;
-  double elapsed_seconds() const;
+  /// Seconds per step: after the first step, the later steps' mean (the first compiles).
+  double seconds_per_step(int64_t step) const;
+  /// The bar: "12/118 ━━━━━━..." with the done part green on a terminal.
+  std::string bar(int64_t step, int64_t target) const;
+  /// Wrapped in an escape code on a terminal ("1" bold, "32" green, "37" white).
+  std::string styled(const std::string& text, const char* code) const;
 
   int64_t target_;
   int verbose_;
   std::FILE* out_;
   bool interactive_;
   std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point after_first_step_;
+  size_t previous_width_ = 0;
 };
 
 /// Keras' number format in logs: 4 decimals, or scientific notation below 1e-3.

@@ -143,9 +143,12 @@ TEST(Commands, TrainWithEveryOptionThenEvaluatePredictSummary) {
 
   CommandResult summary = tenfold("summary " + model.string());
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
-  EXPECT_NE(summary.output.find("conv2d (Conv2D)              (None, 26, 26, 32)        320"), std::string::npos)
+  EXPECT_NE(summary.output.find("│ conv2d (Conv2D)                 │ (None, 26, 26, 32)     │           320 │"),
+            std::string::npos)
       << summary.output;
-  EXPECT_NE(summary.output.find("Total params: 693,962"), std::string::npos) << summary.output;
+  // The model's 693,962 and Adam's: 2 slots per parameter, its iteration count and learning rate.
+  EXPECT_NE(summary.output.find(" Total params: 2,081,888 (7.94 MB)\n"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find(" Optimizer params: 1,387,926 (5.29 MB)\n"), std::string::npos) << summary.output;
   EXPECT_NE(summary.output.find("optimizer Adam (learning rate 0.001, 235 steps taken)"), std::string::npos)
       << summary.output;
   CommandResult json_summary = tenfold("summary " + testing::fixture_path("models/small_cnn.json"));
@@ -225,14 +228,25 @@ TEST(Commands, BatchTooLargeForMemoryFailsAtOnce) {
   EXPECT_EQ(larger.exit_code, 1) << larger.output;
 }
 
-// On a terminal, Keras' progress bar (redrawn with \r, with an ETA); elsewhere, plain lines.
+// On a terminal, Keras 3's progress bar (redrawn with \r, bold counts, the done part green, an
+// ETA while the epoch runs, values in name order); elsewhere, plain lines.
 TEST(Commands, ProgressBarOnATerminalOnly) {
   CommandResult terminal = testing::run_command("script -qec '" + std::string(TENFOLD_BINARY) +
                                                 " train --epochs 1 --verbose 1' /dev/null");
   ASSERT_EQ(terminal.exit_code, 0) << terminal.output;
-  EXPECT_NE(terminal.output.find("\r"), std::string::npos);
-  EXPECT_NE(terminal.output.find("ETA: "), std::string::npos);
-  EXPECT_NE(terminal.output.find("118/118 [==============================]"), std::string::npos) << terminal.output;
+  std::string bar;
+  for (int i = 0; i < 20; ++i) bar += "\u2501";
+  EXPECT_NE(terminal.output.find("\r\x1b[1m  1/118\x1b[0m \x1b[32m\x1b[0m\x1b[37m" + bar + "\x1b[0m \x1b[1m"),
+            std::string::npos)
+      << terminal.output;
+  EXPECT_TRUE(std::regex_search(terminal.output, std::regex("\r\x1b\\[1m118/118\x1b\\[0m \x1b\\[32m(\u2501){20}\x1b\\[0m"
+                                                            "\x1b\\[37m\x1b\\[0m \x1b\\[1m[0-9]+s\x1b\\[0m [0-9]+ms/step - "
+                                                            "accuracy: 0\\.[0-9]{4} - loss: 0\\.[0-9]{4} - val_accuracy")))
+      << terminal.output;
+  CommandResult log = tenfold("train --epochs 1 --verbose 2");
+  EXPECT_TRUE(std::regex_search(log.output, std::regex("\n118/118 - [0-9]+s - [0-9]+ms/step - accuracy: 0\\.[0-9]{4} - "
+                                                       "loss: 0\\.[0-9]{4} - val_accuracy: 0\\.[0-9]{4} - val_loss: 0\\.[0-9]{4}\n")))
+      << log.output;
 }
 
 // tenfold plot draws Keras' own history (tests/fixtures/keras/curve.json): a PNG of the size

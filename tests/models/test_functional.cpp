@@ -126,9 +126,9 @@ TEST(Functional, SummaryHasConnectedTo) {
   KerasTensor out = (*make<layers::Add>())({h, g});
   models::Functional model(inputs, out, "two_paths");
   std::string summary = model.summary();
-  for (const char* expected : {"Model: \"two_paths\"", "Connected to", "features (InputLayer)", "(None, 8)",
-                               "dense_1 (Dense)", "features[0][0]", "add (Add)", "dense[0][0]", "dense_1[0][0]",
-                               "Total params: 72"}) {
+  for (const char* expected : {"Model: \"two_paths\"", "Connected to", "│ features            │", "│ (InputLayer)        │",
+                               "(None, 8)", "dense_1 (Dense)", "features[0][0]", "add (Add)", "dense[0][0],", "dense_1[0][0]",
+                               "Total params: 72 (288.00 B)"}) {
     EXPECT_NE(summary.find(expected), std::string::npos) << expected << "\n" << summary;
   }
 }

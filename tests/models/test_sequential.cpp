@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 
 #include "core/error.h"
+#include "io/model_file.h"
 #include "layers/dense.h"
 #include "layers/flatten.h"
 #include "layers/input.h"
@@ -17,6 +20,7 @@ namespace {
 
 using testing::random_values;
 
+using testing::fixture_path;
 using testing::random_labels;
 
 /// Values uniform in [0, 1), as images.
@@ -24,15 +28,34 @@ Tensor random_tensor(const Shape& shape, uint64_t seed) { return testing::random
 
 TEST(Sequential, SummaryIsKerasTableForTheRecipe) {
   reset_layer_names();
+  setenv("COLUMNS", "80", 1);  // as a log file shows it
   auto model = models::seed_cnn();
   std::string summary = model->summary();
-  EXPECT_NE(summary.find(" conv2d (Conv2D)              (None, 26, 26, 32)        320"), std::string::npos) << summary;
-  EXPECT_NE(summary.find(" max_pooling2d (MaxPooling2D) (None, 13, 13, 32)        0"), std::string::npos);
-  EXPECT_NE(summary.find(" flatten (Flatten)            (None, 5408)              0"), std::string::npos);
-  EXPECT_NE(summary.find(" dense (Dense)                (None, 128)               692352"), std::string::npos);
-  EXPECT_NE(summary.find(" dense_1 (Dense)              (None, 10)                1290"), std::string::npos);
-  EXPECT_NE(summary.find("Total params: 693,962\n"), std::string::npos);
+  EXPECT_NE(summary.find("│ conv2d (Conv2D)                 │ (None, 26, 26, 32)     │           320 │"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("│ dense (Dense)                   │ (None, 128)            │       692,352 │"), std::string::npos);
+  EXPECT_NE(summary.find(" Total params: 693,962 (2.65 MB)\n"), std::string::npos);
   EXPECT_EQ(model->count_params(), 693962);
+}
+
+// Keras 3's own summaries of fixture models (tools/make_summary_fixtures.py), character for
+// character: Sequential, Functional with "Connected to", a nested model, non-trainable
+// weights, optimizer parameters of a trained and of an untrained file, long names cut.
+TEST(Sequential, SummaryMatchesKerasCharacterForCharacter) {
+  setenv("COLUMNS", "80", 1);
+  for (const auto& [name, path] : std::vector<std::pair<std::string, std::string>>{
+           {"small", "models/small.keras"},
+           {"tabular", "models/tabular.keras"},
+           {"residual", "keras/parity_residual/model.json"},
+           {"nested", "keras/parity_nested/model.json"},
+           {"batchnorm", "keras/parity_batchnorm/model.json"}}) {
+    SCOPED_TRACE(name);
+    reset_layer_names();
+    auto model = path.ends_with(".json") ? io::load_model_json(fixture_path(path)) : io::load_model(fixture_path(path));
+    std::ifstream file(fixture_path("keras/summaries/" + name + ".txt"));
+    const std::string expected((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(model->summary(), expected);
+  }
 }
 
 TEST(Sequential, FitEvaluatePredictShapesAndLogs) {

@@ -111,7 +111,8 @@ def nodes(config):
             out = (math.prod(shape),)
         elif kind == "Dense":
             out = (c["units"],)
-        elif kind in ("Dropout", "Activation", "Add", "BatchNormalization"):
+        elif kind in ("Dropout", "Activation", "Add", "BatchNormalization", "RandomFlip",
+                      "RandomTranslation"):
             out = shape
         elif kind == "Concatenate":
             out = shape[:-1] + (sum(each[-1] for each in inputs),)
@@ -150,6 +151,37 @@ def torch_model(config):
 
     activations = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid,
                    "softmax": lambda: nn.Softmax(-1)}
+
+    class RandomFlip(nn.Module):
+        """Keras' RandomFlip("horizontal") on NCHW images, in training only."""
+        def forward(self, x):
+            if not self.training:
+                return x
+            flip = torch.rand(x.shape[0], device=x.device) < 0.5
+            return torch.where(flip[:, None, None, None], x.flip(3), x)
+
+    class RandomTranslation(nn.Module):
+        """Keras' RandomTranslation with zero fill and bilinear interpolation, in training
+        only: each image shifted by up to the factors of its height and width."""
+        def __init__(self, height_factor, width_factor):
+            super().__init__()
+            def bounds(factor):
+                return (-factor, factor) if isinstance(factor, (int, float)) else tuple(factor)
+            self.height, self.width = bounds(height_factor), bounds(width_factor)
+
+        def forward(self, x):
+            if not self.training:
+                return x
+            n = x.shape[0]
+            def shift(low, high):  # a fraction of the size; affine_grid's units are 2 per size
+                return (torch.rand(n) * (high - low) + low) * 2
+            theta = torch.zeros(n, 2, 3)
+            theta[:, 0, 0] = theta[:, 1, 1] = 1
+            theta[:, 0, 2] = -shift(*self.width)
+            theta[:, 1, 2] = -shift(*self.height)
+            grid = nn.functional.affine_grid(theta, list(x.shape), align_corners=False)
+            return nn.functional.grid_sample(x, grid, mode="bilinear", padding_mode="zeros",
+                                             align_corners=False)
     calls = list(nodes(config))
     output = calls[-1][0]
     input_name = next(layer.get("name", layer["config"].get("name"))
@@ -185,6 +217,14 @@ def torch_model(config):
             modules.append(nn.Linear(shape[0], c["units"], bias=c["use_bias"]))
         elif kind == "Dropout":
             modules.append(nn.Dropout(c["rate"]))
+        elif kind == "RandomFlip":
+            if c["mode"] != "horizontal":
+                raise ValueError(f"RandomFlip mode {c['mode']} is not one of the zoo's")
+            modules.append(RandomFlip())
+        elif kind == "RandomTranslation":
+            if c["fill_mode"] != "constant" or c["fill_value"] != 0:
+                raise ValueError("RandomTranslation other than zero fill is not one of the zoo's")
+            modules.append(RandomTranslation(c["height_factor"], c["width_factor"]))
         elif kind == "BatchNormalization":
             # torch's momentum weighs the new batch (Keras' 1 - momentum); eval uses the
             # running (biased-variance in Keras, unbiased in torch) statistics.
@@ -239,8 +279,9 @@ def run_tenfold(args):
     with tempfile.TemporaryDirectory() as directory:
         def train(epochs):
             history = os.path.join(directory, f"history{epochs}.json")
-            _, wall, rss = run([args.tenfold, "train", "--model", args.model, "--epochs",
-                                str(epochs), "--batch-size", str(BATCH), "--verbose", "2",
+            # Adam(1e-3) as the other frameworks, whatever a model file's compile config says.
+            _, wall, rss = run([args.tenfold, "train", "--model", args.model, "--optimizer", "adam",
+                                "--epochs", str(epochs), "--batch-size", str(BATCH), "--verbose", "2",
                                 "--history", history, "--seed", "1"], env)
             return wall, rss, load(history)["history"]["val_accuracy"][0]
 

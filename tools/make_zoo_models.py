@@ -1,6 +1,7 @@
 """Writes bench/zoo/*.json: the model zoo of bench/zoo.py, each made by Keras (PyPI) and
 written by model.to_json(), as a user would hand it to `tenfold train --model`: Sequential
-models, and residual ones (Functional; one with BatchNormalization). All take Fashion-MNIST images (28, 28, 1) and give 10
+models, and residual ones (Functional; with BatchNormalization; one with augmentation layers and
+a compile config). All take Fashion-MNIST images (28, 28, 1) and give 10
 softmax classes.
 
 Run: python3 tools/make_zoo_models.py"""
@@ -106,12 +107,35 @@ def resnet_bn():
     return keras.Model(inputs, outputs, name="resnet_bn")
 
 
+def resnet_augmented(epochs=15, steps_per_epoch=118):
+    """A ResNet for 28x28 images trained with augmentation: horizontal flips and shifts of up
+    to 10% (zero fill) while training, a stem and blocks of 32, 64 (strided) and 128 (strided)
+    filters with BatchNormalization, global average pooling. Compiled with Adam on a cosine
+    decay over `epochs` epochs of the recipe's 118 batches: `tenfold train --model` follows
+    the file's compile config (the zoo's frameworks all train with Adam(1e-3) instead)."""
+    inputs = keras.Input(shape=(28, 28, 1))
+    x = layers.RandomFlip("horizontal")(inputs)
+    x = layers.RandomTranslation(0.1, 0.1, fill_mode="constant")(x)
+    x = layers.Conv2D(32, 3, padding="same", use_bias=False)(x)
+    x = layers.Activation("relu")(layers.BatchNormalization()(x))
+    for filters, strides in ((32, 1), (64, 2), (128, 2)):
+        x = normalized_block(x, filters, strides)
+    x = layers.GlobalAveragePooling2D()(x)
+    outputs = layers.Dense(10, activation="softmax")(x)
+    model = keras.Model(inputs, outputs, name="resnet_augmented")
+    schedule = keras.optimizers.schedules.CosineDecay(1e-3, epochs * steps_per_epoch)
+    model.compile(optimizer=keras.optimizers.Adam(schedule), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    return model
+
+
 def main():
     os.makedirs(ZOO, exist_ok=True)
     models = [keras.Sequential([keras.Input(shape=(28, 28, 1))] + body, name=name)
               for name, body in zoo().items()]
     models.append(resnet_small())
     models.append(resnet_bn())
+    models.append(resnet_augmented())
     for model in models:
         with open(os.path.join(ZOO, model.name + ".json"), "w") as f:
             f.write(model.to_json(indent=1) + "\n")

@@ -300,23 +300,37 @@ Batches labelled_batches(const UserData& data, const models::Model& model, int64
     options.batch_size = batch_size;
     options.shuffle = shuffle;
     options.seed = seed;
-    std::optional<data::Dataset> held_out;
+    std::optional<data::ImageDirectoryDataset> held_out;
     if (validation_split > 0) {
       options.validation_split = validation_split;
       options.subset = "validation";
       options.shuffle = true;  // Keras splits a shuffled file list; both subsets draw it from the seed
-      held_out = data::image_dataset_from_directory(data.image_directory, options).dataset;
+      held_out = data::image_dataset_from_directory(data.image_directory, options);
       options.subset = "training";
     }
     data::ImageDirectoryDataset images = data::image_dataset_from_directory(data.image_directory, options);
     check_classes(images.class_names, options.label_mode, model, data.image_directory);
-    std::vector<int64_t> counts(images.class_names.size(), 0);
-    for (const std::string& file : images.file_paths) {
-      const std::string class_name = fs::relative(file, data.image_directory).begin()->string();
-      auto found = std::find(images.class_names.begin(), images.class_names.end(), class_name);
-      if (found != images.class_names.end()) ++counts[size_t(found - images.class_names.begin())];
+    // Before any training: every file an image that ends where it should, every class with images.
+    std::vector<std::string> files = images.file_paths;
+    if (held_out) files.insert(files.end(), held_out->file_paths.begin(), held_out->file_paths.end());
+    data::check_image_files(files);
+    auto count_classes = [&](const std::vector<std::string>& paths) {
+      std::vector<int64_t> counts(images.class_names.size(), 0);
+      for (const std::string& file : paths) {
+        const std::string class_name = fs::relative(file, data.image_directory).begin()->string();
+        auto found = std::find(images.class_names.begin(), images.class_names.end(), class_name);
+        if (found != images.class_names.end()) ++counts[size_t(found - images.class_names.begin())];
+      }
+      return counts;
+    };
+    const std::vector<int64_t> all = count_classes(files);
+    for (size_t c = 0; c < all.size(); ++c) {
+      check_argument(all[c] > 0, data.image_directory + "/" + images.class_names[c] +
+                                     " holds no PNG or JPEG images: an empty class cannot be learned; add "
+                                     "its images or remove the folder");
     }
-    return {images.dataset, held_out, counts, images.class_names};
+    return {images.dataset, held_out ? std::optional(held_out->dataset) : std::nullopt,
+            count_classes(images.file_paths), images.class_names};
   }
   check_argument(data.has_labels(), data.name + " has no labels: give them with " +
                                         (data.name.ends_with(".csv") ? std::string("--label COLUMN")

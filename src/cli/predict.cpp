@@ -57,6 +57,7 @@ std::pair<Tensor, Tensor> predict_all(models::Model& model, const UserData& data
   options.batch_size = batch_size;
   options.shuffle = false;
   data::ImageDirectoryDataset images = data::image_dataset_from_directory(data.image_directory, options);
+  data::check_image_files(images.file_paths);
   files = images.file_paths;
   class_names = images.class_names;
   std::vector<Tensor> outputs, labels;

@@ -47,18 +47,24 @@ std::vector<std::string> list_class_files(const fs::path& class_directory) {
   return paths;
 }
 
+bool is_png(const std::vector<uint8_t>& bytes) {
+  const uint8_t signature[4] = {0x89, 'P', 'N', 'G'};
+  return bytes.size() >= 4 && std::equal(signature, signature + 4, bytes.begin());
+}
+
+Error not_an_image(const std::string& path) {
+  return Error(ErrorCode::data_loss, path + " is neither a PNG nor a JPEG image (its first bytes are no image "
+                                            "signature): a damaged or misnamed file; remove it or convert it");
+}
+
 /// Decodes a PNG or JPEG file by its content, as tf.io.decode_image does.
 Tensor read_image(const std::string& path, int channels) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw Error(ErrorCode::not_found, "cannot open image " + path);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   if (datasets::is_jpeg(bytes)) return datasets::decode_jpeg(bytes, channels, path);
-  const uint8_t png_signature[4] = {0x89, 'P', 'N', 'G'};
-  if (bytes.size() >= 4 && std::equal(png_signature, png_signature + 4, bytes.begin())) {
-    return datasets::decode_png(bytes, channels, path);
-  }
-  throw Error(ErrorCode::data_loss, path + " is neither a PNG nor a JPEG image (its first bytes "
-                                           "are no image signature): a damaged or misnamed file");
+  if (is_png(bytes)) return datasets::decode_png(bytes, channels, path);
+  throw not_an_image(path);
 }
 
 std::vector<std::string> subdirectories(const fs::path& directory) {
@@ -140,6 +146,30 @@ std::vector<TensorSpec> element_spec_of(const ImageDirectoryOptions& options, in
 }
 
 }  // namespace
+
+void check_image_files(const std::vector<std::string>& paths) {
+  // The end marker may be followed by a few bytes of padding, which decoders ignore.
+  constexpr std::streamoff tail_bytes = 32;
+  for (const std::string& path : paths) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    if (!file) throw Error(ErrorCode::not_found, "cannot open image " + path);
+    const std::streamoff size = file.tellg();
+    std::vector<uint8_t> head(8, 0), tail(size_t(std::min(size, tail_bytes)), 0);
+    file.seekg(0);
+    file.read(reinterpret_cast<char*>(head.data()), std::streamsize(head.size()));
+    file.seekg(size - std::streamoff(tail.size()));
+    file.read(reinterpret_cast<char*>(tail.data()), std::streamsize(tail.size()));
+    // JPEG ends with the EOI marker FF D9; PNG with its IEND chunk's type and CRC.
+    const std::vector<uint8_t> end = datasets::is_jpeg(head) ? std::vector<uint8_t>{0xff, 0xd9}
+                                     : is_png(head) ? std::vector<uint8_t>{'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82}
+                                                    : std::vector<uint8_t>{};
+    if (end.empty()) throw not_an_image(path);
+    if (std::search(tail.begin(), tail.end(), end.begin(), end.end()) == tail.end()) {
+      throw Error(ErrorCode::data_loss, path + " is truncated: its image data does not end with the format's end "
+                                               "marker (an interrupted copy or download?)");
+    }
+  }
+}
 
 Tensor resize_bilinear(const Tensor& image, int64_t height, int64_t width) {
   const int64_t in_height = image.shape()[0], in_width = image.shape()[1], channels = image.shape()[2];

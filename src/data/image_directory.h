@@ -47,6 +47,11 @@ struct ImageDirectoryDataset {
 ImageDirectoryDataset image_dataset_from_directory(const std::string& directory,
                                                    const ImageDirectoryOptions& options = {});
 
+/// Checks every file before any is decoded, as a command does before training: each must start
+/// with a PNG or JPEG signature and end with its format's end marker (a truncated file lacks
+/// it). An error names the first bad file.
+void check_image_files(const std::vector<std::string>& paths);
+
 /// tf.image.resize(image, size, "bilinear") (half-pixel centres, no antialiasing) of a uint8
 /// [height, width, channels] image, to float32.
 Tensor resize_bilinear(const Tensor& image, int64_t height, int64_t width);

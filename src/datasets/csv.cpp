@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -76,7 +77,12 @@ struct Column {
 
 CsvTable read_csv(const std::string& path, const CsvOptions& options) {
   if (!std::filesystem::is_regular_file(path)) throw Error(ErrorCode::not_found, "CSV file " + path + " does not exist");
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream file(path, std::ios::binary);
+  return parse_csv(std::string(std::istreambuf_iterator<char>(file), {}), path, options);
+}
+
+CsvTable parse_csv(const std::string& text, const std::string& path, const CsvOptions& options) {
+  std::istringstream in(text);
   auto header = read_record(in, path, 1);
   if (!header || (header->size() == 1 && trimmed(header->front()).empty())) {
     throw Error(ErrorCode::invalid_argument, path + " is empty: a CSV file needs a header row naming its columns");

@@ -32,5 +32,7 @@ struct CsvTable {
 };
 
 CsvTable read_csv(const std::string& path, const CsvOptions& options = {});
+/// The same from the text of a CSV file; `name` (a path) is only for error messages.
+CsvTable parse_csv(const std::string& text, const std::string& name, const CsvOptions& options = {});
 
 }  // namespace tenfold::datasets

@@ -6,6 +6,7 @@
 #include <csetjmp>
 
 #include <jpeglib.h>
+#include <jerror.h>
 
 #include "core/error.h"
 
@@ -24,6 +25,7 @@ struct JpegDecoder {
   jpeg_error_mgr errors{};
   std::jmp_buf on_error;
   char message[JMSG_LENGTH_MAX] = {};
+  bool truncated = false;
 
   JpegDecoder() { jpeg_create_decompress(&info); }
   ~JpegDecoder() { jpeg_destroy_decompress(&info); }
@@ -35,7 +37,11 @@ void exit_on_error(j_common_ptr info) {
   std::longjmp(decoder->on_error, 1);
 }
 
-void ignore_warning(j_common_ptr, int) {}
+/// libjpeg decodes a truncated file to the end with gray filler and a warning; TensorFlow
+/// refuses such a file, and so does Tenfold. Other warnings (extraneous bytes) pass.
+void note_truncation(j_common_ptr info, int level) {
+  if (level < 0 && info->err->msg_code == JWRN_JPEG_EOF) reinterpret_cast<JpegDecoder*>(info->client_data)->truncated = true;
+}
 
 /// Reads the header and sets the output colour space. False on a libjpeg error.
 bool read_header(JpegDecoder& decoder, const std::vector<uint8_t>& bytes, int channels) {
@@ -77,7 +83,7 @@ Tensor decode_jpeg(const std::vector<uint8_t>& bytes, int channels, const std::s
   JpegDecoder decoder;
   decoder.info.err = jpeg_std_error(&decoder.errors);
   decoder.errors.error_exit = exit_on_error;
-  decoder.errors.emit_message = ignore_warning;
+  decoder.errors.emit_message = note_truncation;
   decoder.info.client_data = &decoder;
   if (!read_header(decoder, bytes, channels)) {
     throw Error(ErrorCode::data_loss, name + " is a damaged JPEG file: " + decoder.message);
@@ -97,6 +103,7 @@ Tensor decode_jpeg(const std::vector<uint8_t>& bytes, int channels, const std::s
   if (!read_rows(decoder, image.data<uint8_t>(), row_bytes)) {
     throw Error(ErrorCode::data_loss, name + " is a damaged JPEG file: " + decoder.message);
   }
+  if (decoder.truncated) throw Error(ErrorCode::data_loss, name + " is a truncated JPEG file: its data ends early");
   return image;
 }
 

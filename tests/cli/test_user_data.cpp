@@ -243,6 +243,22 @@ TEST_F(UserData, DataThatDoesNotFitTheModelIsRefusedBeforeTraining) {
           "--labels goes with --data X.npy");
   refused(tabular + " --data " + table + " --label kind --categorical colour --freeze dense_9",
           "--freeze: model 'tabular' has no layer 'dense_9'; its layers: dense, dense_1");
+  // Image folders: a file that is not an image, a truncated JPEG, an empty class folder.
+  const std::string photos_cnn = " --model " + fixture_path("models/photos_cnn.h5");
+  auto photos_copy = [&](const std::string& name) {
+    fs::copy(fixture_path("images/photos"), path(name), fs::copy_options::recursive);
+    return path(name);
+  };
+  const std::string misnamed = photos_copy("misnamed");
+  std::ofstream(misnamed + "/cats/notes.jpg") << "not an image";
+  refused(photos_cnn + " --data " + misnamed, misnamed + "/cats/notes.jpg is neither a PNG nor a JPEG image");
+  const std::string truncated = photos_copy("truncated");
+  fs::resize_file(truncated + "/dogs/d.jpg", fs::file_size(truncated + "/dogs/d.jpg") / 2);
+  refused(photos_cnn + " --data " + truncated, truncated + "/dogs/d.jpg is truncated");
+  const std::string empty = photos_copy("empty");
+  fs::remove_all(empty + "/dogs");
+  fs::create_directories(empty + "/dogs");
+  refused(photos_cnn + " --data " + empty, empty + "/dogs holds no PNG or JPEG images");
   refused(tabular + " --data " + table + " --label kind --categorical colour --validation-split 0.2 "
                     "--validation-data " + table,
           "give --validation-split or --validation-data, not both");

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "data/image_directory.h"
+#include "datasets/jpeg.h"
 #include "support/check.h"
 #include "support/npy.h"
 
@@ -166,7 +167,20 @@ TEST(ImageDirectory, DamagedJpegNamesTheFileWhenRead) {
   fs::copy(fixture_path("images/photos"), damaged.path, fs::copy_options::recursive);
   fs::path victim = damaged.path / "cats" / "a.jpg";
   fs::resize_file(victim, 40);  // the header, cut inside
+  fs::path cut = damaged.path / "cats" / "c.jpeg";
+  fs::resize_file(cut, fs::file_size(cut) * 2 / 3);  // the image data, cut inside
   std::ofstream(damaged.path / "dogs" / "d.jpg", std::ios::trunc) << "not an image";
+  EXPECT_NE(error_of([&] { check_image_files({cut.string()}); }).find(cut.string() + " is truncated"), std::string::npos);
+  EXPECT_NE(error_of([&] { check_image_files({(damaged.path / "dogs" / "d.jpg").string()}); })
+                .find("d.jpg is neither a PNG nor a JPEG image"),
+            std::string::npos);
+  check_image_files({fixture_path("images/photos/cats/b.JPEG"), fixture_path("images/photos/dogs/e.png")});
+  // Decoded, the cut image's data runs out: libjpeg would fill it with gray, TensorFlow refuses.
+  std::ifstream whole(fixture_path("images/photos/cats/a.jpg"), std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(whole)), std::istreambuf_iterator<char>());
+  bytes.resize(bytes.size() - 200);  // past the header's tables, inside the scan
+  EXPECT_NE(error_of([&] { datasets::decode_jpeg(bytes, 3, "a.jpg"); }).find("a.jpg is a truncated JPEG file"),
+            std::string::npos);
   for (const fs::path& path : {victim, damaged.path / "dogs" / "d.jpg"}) {
     ImageDirectoryOptions options = unshuffled("rgb");
     options.class_names = {path.parent_path().filename().string()};

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the fuzz targets of the readers of untrusted files (IDX, PNG, model files) with clang
-# (libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer) and runs each for a budget of
-# seconds (default 30), starting from small valid files. Exits non-zero on any finding.
+# Builds the fuzz targets of the readers of untrusted files (IDX, PNG, JPEG, NumPy, CSV, model
+# files) with clang (libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer) and runs each
+# for a budget of seconds (default 30), starting from small valid files. Exits non-zero on any
+# finding.
 # The model-file target parses HDF5 in a child process (src/io/stored_file.h): ASan reports
 # printed by such a child are contained crashes of libhdf5, turned into errors, not findings.
 # `run.sh --configure-only` only configures that clang build (build-fuzz), which `make sanitize`
@@ -51,6 +52,14 @@ build fuzz_png "$root/src/datasets/png.cpp" -lpng
 # Seeds: the test images (gray, gray + alpha, RGB, RGBA, 16-bit).
 find "$root/tests/fixtures/images/shapes" -iname '*.png' -exec cp {} "$work/png/" \;
 run fuzz_png "$work/png"
+
+build fuzz_data_files "$root/src/datasets/jpeg.cpp" "$root/src/datasets/numpy.cpp" "$root/src/datasets/csv.cpp" \
+  "$root/src/io/zip_archive.cpp" -ljpeg -lzip
+# Seeds: the test photos (JPEG), arrays (.npy) and tables (.csv).
+mkdir -p "$work/data_files"
+find "$root/tests/fixtures/images/photos" -iname '*.jp*g' -exec cp {} "$work/data_files/" \;
+cp "$root"/tests/fixtures/data/arrays/*.npy "$root"/tests/fixtures/data/tables/*.csv "$work/data_files/"
+run fuzz_data_files "$work/data_files" 65536
 
 # The model-file loader needs the whole library: a clang build of it with the sanitizers.
 configure_sanitized_build

@@ -33,12 +33,14 @@ with it, to check Tenfold reads Keras' files:
                            predictions for x (the augmentation is off at inference)
   scheduled_next_kernel.npy
                            its kernel after one more train_on_batch(x, y)
+  evaluations.json         Keras' model.evaluate(x, y) of each file above, loaded back
   tabular.keras, photos_cnn.h5, regression.json
                            users' own models for the command line: a table classifier compiled
                            with optimizer="adam", untrained; an RGB image CNN (.h5, SGD); an
                            uncompiled regression (to_json)
 
 Run: make fixtures   (or: python3 tools/make_model_fixtures.py)"""
+import json
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -90,6 +92,7 @@ def main():
     scheduled(x_train, y_train, x, y)
     augmented(x)
     user_models()
+    evaluations(x, y)
 
 
 def common_ways(x_train, y_train, x):
@@ -135,6 +138,18 @@ def user_models():
                                    keras.layers.Dense(1)], name="regression")
     with open(os.path.join(OUT, "regression.json"), "w") as f:
         f.write(regression.to_json())
+
+
+def evaluations(x, y):
+    """Keras' model.evaluate(x, y) of each Keras file above, loaded back as a user loads it:
+    evaluations.json, {file: {metric: value}}."""
+    results = {}
+    for name in ["small.h5", "small.keras", "string_optimizer.keras", "untrained.keras", "untrained.h5",
+                 "scheduled.keras", "scheduled.h5"]:
+        model = keras.models.load_model(os.path.join(OUT, name))
+        results[name] = model.evaluate(x, y, batch_size=len(x), verbose=0, return_dict=True)
+    with open(os.path.join(OUT, "evaluations.json"), "w") as f:
+        json.dump(results, f, indent=1)
 
 
 def scheduled(x_train, y_train, x, y):

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/random.h"
+#include "data/image_directory.h"
+#include "datasets/csv.h"
 #include "datasets/numpy.h"
 #include "io/zip_archive.h"
 #include "support/check.h"
@@ -208,6 +210,35 @@ TEST_F(UserData, ImageDirectoryOfJpegsThroughTrainEvaluatePredict) {
   EXPECT_EQ(header, "sample,file,label,predicted,predicted_class,p0,p1");
   EXPECT_NE(row.find(photos + "/cats/a.jpg,0,"), std::string::npos) << row;
   EXPECT_TRUE(row.find(",cats,") != std::string::npos || row.find(",dogs,") != std::string::npos) << row;
+}
+
+// The same samples as a CSV or image folder and as NumPy arrays: the same predictions.
+TEST_F(UserData, ArraysPredictAsTheTablesAndImagesTheyHold) {
+  const std::string table = write_table(50);
+  const std::string tabular = fixture_path("models/tabular.keras");
+  datasets::CsvTable read = datasets::read_csv(table, {"kind", {"colour"}});
+  datasets::write_npy(path("table.npy"), read.features);
+  ASSERT_EQ(tenfold("predict " + tabular + " --data " + table + " --label kind --categorical colour --output " +
+                    path("from_csv.npy")).exit_code, 0);
+  ASSERT_EQ(tenfold("predict " + tabular + " --data " + path("table.npy") + " --output " + path("from_npy.npy")).exit_code, 0);
+  EXPECT_TRUE(testing::all_close(datasets::read_npy(path("from_npy.npy")), datasets::read_npy(path("from_csv.npy")), 0, 0));
+
+  // The images as the model sees them (resized to 16x16 RGB, in file order), as an array.
+  const std::string photos = fixture_path("images/photos");
+  data::ImageDirectoryOptions options;
+  options.image_size = {16, 16};
+  options.batch_size = 0;
+  options.shuffle = false;
+  std::vector<data::Element> images = data::image_dataset_from_directory(photos, options).dataset.collect();
+  Tensor stacked(Shape({int64_t(images.size()), 16, 16, 3}));
+  for (size_t i = 0; i < images.size(); ++i) {
+    std::copy_n(images[i][0].data<float>(), 16 * 16 * 3, stacked.data<float>() + i * 16 * 16 * 3);
+  }
+  datasets::write_npy(path("photos.npy"), stacked);
+  const std::string photos_cnn = fixture_path("models/photos_cnn.h5");
+  ASSERT_EQ(tenfold("predict " + photos_cnn + " --data " + photos + " --output " + path("from_images.npy")).exit_code, 0);
+  ASSERT_EQ(tenfold("predict " + photos_cnn + " --data " + path("photos.npy") + " --output " + path("from_array.npy")).exit_code, 0);
+  EXPECT_TRUE(testing::all_close(datasets::read_npy(path("from_array.npy")), datasets::read_npy(path("from_images.npy")), 0, 0));
 }
 
 TEST_F(UserData, DataThatDoesNotFitTheModelIsRefusedBeforeTraining) {

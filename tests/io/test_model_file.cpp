@@ -110,6 +110,23 @@ TEST(KerasFilesSavedTheCommonWays, StringOptimizerLoadsWithKerasDefault) {
   EXPECT_EQ(model->optimizer()->iterations(), 1);
 }
 
+// Every kind of Keras file (trained or not, string or object optimizer, a schedule with
+// gradient accumulation, .h5 and .keras) evaluates as Keras' own evaluate of it.
+TEST(KerasFilesSavedTheCommonWays, EvaluateAsKeras) {
+  std::ifstream file(fixture_path("models/evaluations.json"));
+  const nlohmann::json keras = nlohmann::json::parse(file);
+  Tensor x = read_npy(fixture_path("models/x.npy")), y = read_npy(fixture_path("models/y.npy"));
+  for (const auto& [name, expected] : keras.items()) {
+    SCOPED_TRACE(name);
+    auto results = load_model(fixture_path("models/" + name))->evaluate(x, y, 8, 0);
+    EXPECT_EQ(results.size(), expected.size());
+    for (const auto& [metric, value] : expected.items()) {
+      ASSERT_EQ(results.count(metric), 1u) << metric;
+      EXPECT_NEAR(results.at(metric), value.get<double>(), 1e-5 * std::abs(value.get<double>()) + 1e-6) << metric;
+    }
+  }
+}
+
 class UntrainedKerasFiles : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(UntrainedKerasFiles, LoadWithAnUntouchedOptimizerAndTrain) {

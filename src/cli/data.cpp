@@ -335,20 +335,24 @@ Batches labelled_batches(const UserData& data, const models::Model& model, int64
   check_argument(data.has_labels(), data.name + " has no labels: give them with " +
                                         (data.name.ends_with(".csv") ? std::string("--label COLUMN")
                                                                      : std::string("--labels Y.npy")));
-  model.loss()->validate_targets(data.y, model.output_shape(data.y.shape()[0]));
-  check_label_shape(data.y, model, data.name);
+  // Integer labels are class indices for sparse losses; other losses take them as numbers
+  // (0/1 for binary crossentropy, regression targets), as Keras casts them.
+  const bool sparse = model.loss()->name().starts_with("sparse_");
+  const Tensor labels = data.y.dtype() == DType::int32 && !sparse ? as_float32(data.y) : data.y;
+  model.loss()->validate_targets(labels, model.output_shape(labels.shape()[0]));
+  check_label_shape(labels, model, data.name);
   const int64_t samples = data.x.shape()[0];
   // Keras' fit: the last fraction, before shuffling, is held out.
   const int64_t kept = validation_split > 0 ? int64_t(std::floor(double(samples) * (1 - validation_split))) : samples;
   check_argument(kept > 0 && (validation_split == 0 || kept < samples),
                  "--validation-split " + std::to_string(validation_split) + " of " + std::to_string(samples) +
                      " samples leaves no samples to " + (kept > 0 ? "validate on" : "train on"));
-  data::Dataset train = data::Dataset::from_tensor_slices({data.x.slice_batch(0, kept), data.y.slice_batch(0, kept)});
+  data::Dataset train = data::Dataset::from_tensor_slices({data.x.slice_batch(0, kept), labels.slice_batch(0, kept)});
   if (shuffle) train = train.shuffle(10000, seed);
-  Batches batches{train.batch(batch_size).prefetch(data::AUTOTUNE), std::nullopt, class_counts(data.y.slice_batch(0, kept), model),
+  Batches batches{train.batch(batch_size).prefetch(data::AUTOTUNE), std::nullopt, class_counts(labels.slice_batch(0, kept), model),
                   data.class_names};
   if (kept < samples) {
-    batches.held_out = data::Dataset::from_tensor_slices({data.x.slice_batch(kept, samples), data.y.slice_batch(kept, samples)})
+    batches.held_out = data::Dataset::from_tensor_slices({data.x.slice_batch(kept, samples), labels.slice_batch(kept, samples)})
                            .batch(batch_size)
                            .prefetch(data::AUTOTUNE);
   }

@@ -171,10 +171,14 @@ CsvTable parse_csv(const std::string& text, const std::string& path, const CsvOp
       table.class_names.erase(std::unique(table.class_names.begin(), table.class_names.end()),
                               table.class_names.end());
     }
-    bool integral = label->numeric && std::all_of(label->fields.begin(), label->fields.end(), [](const std::string& field) {
-      double value = *number(field);
-      return value == std::floor(value) && std::abs(value) < 2147483648.0;
-    });
+    // Integers as pandas infers them: every field written as one ("85", not "85.0").
+    auto integer_literal = [](const std::string& field) {
+      const std::string digits = trimmed(field);
+      const size_t start = !digits.empty() && (digits[0] == '+' || digits[0] == '-') ? 1 : 0;
+      return digits.size() > start && digits.size() - start < 10 &&
+             digits.find_first_not_of("0123456789", start) == std::string::npos;
+    };
+    const bool integral = label->numeric && std::all_of(label->fields.begin(), label->fields.end(), integer_literal);
     table.labels = Tensor(Shape({rows}), integral || !label->numeric ? DType::int32 : DType::float32);
     for (int64_t r = 0; r < rows; ++r) {
       const std::string& field = label->fields[size_t(r)];

@@ -25,8 +25,9 @@ struct CsvOptions {
 struct CsvTable {
   Tensor features;                         // float32 [rows, features]
   std::vector<std::string> feature_names;  // "age", then "color_blue", "color_red", ...
-  /// int32 [rows] when the label column holds integers or text (then the index of its value
-  /// in class_names, sorted), float32 [rows] when it holds other numbers; empty without a label.
+  /// int32 [rows] when the label column holds integers (written as integers, as pandas infers
+  /// int64) or text (then the index of its value in class_names, sorted), float32 [rows] when
+  /// it holds other numbers; empty without a label.
   Tensor labels;
   std::vector<std::string> class_names;
 };

@@ -46,8 +46,6 @@ def write_folders(work):
 
 def keras_images_per_second(folder):
     import keras
-    import tensorflow as tf
-    tf.config.threading.set_intra_op_parallelism_threads(2)
     dataset = keras.utils.image_dataset_from_directory(folder, image_size=(SIZE, SIZE),
                                                        batch_size=512, seed=1, verbose=False)
     best = float("inf")
@@ -83,6 +81,8 @@ def main():
     parser.add_argument("--work", default="/tmp/tenfold-image-folder")
     args = parser.parse_args()
     env_threads = dict(os.environ, OMP_NUM_THREADS="2")
+    import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(2)
     write_folders(args.work)
     train, test = os.path.join(args.work, "train"), os.path.join(args.work, "test")
 

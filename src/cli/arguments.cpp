@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -58,6 +59,15 @@ double Arguments::take_number(const std::string& name, double fallback, double m
   }
   throw Error(ErrorCode::invalid_argument, name + " expects a number >= " +
                                                std::to_string(minimum) + ", got '" + *text + "'");
+}
+
+std::vector<std::string> Arguments::take_list(const std::string& name) {
+  std::vector<std::string> items;
+  std::stringstream text(take(name, ""));
+  for (std::string item; std::getline(text, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
 }
 
 std::optional<size_t> Arguments::take_bytes(const std::string& name) {

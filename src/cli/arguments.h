@@ -21,6 +21,8 @@ class Arguments {
   std::string take(const std::string& name, const std::string& fallback);
   int64_t take_integer(const std::string& name, int64_t fallback, int64_t minimum);
   double take_number(const std::string& name, double fallback, double minimum);
+  /// A comma-separated list ("a,b,c"), empty when the option is not given.
+  std::vector<std::string> take_list(const std::string& name);
   /// A size in bytes: 123, 512K, 1.5G (K, M, G, T are powers of 1024; KiB, GB, ... too).
   std::optional<size_t> take_bytes(const std::string& name);
   /// The positional argument (e.g. a model file), if any. Take the options first.

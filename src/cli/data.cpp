@@ -39,17 +39,6 @@ const char* const data_options_help = R"(  --data NAME|DIR|FILE      the data (d
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = std::min(text.find(',', start), text.size());
-    if (comma > start) items.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return items;
-}
-
 bool has_extension(const std::string& path, const std::string& extension) {
   return path.size() > extension.size() &&
          path.compare(path.size() - extension.size(), extension.size(), extension) == 0;
@@ -121,7 +110,7 @@ DataOptions DataOptions::take(Arguments& arguments) {
   options.path = arguments.take("--data", options.path);
   options.labels_path = arguments.take("--labels", "");
   options.label_column = arguments.take("--label", "");
-  options.categorical = split_list(arguments.take("--categorical", ""));
+  options.categorical = arguments.take_list("--categorical");
   const bool csv = has_extension(options.path, ".csv");
   check_argument(options.labels_path.empty() || has_extension(options.path, ".npy"),
                  "--labels goes with --data X.npy; " + options.path + " holds its own labels");
@@ -157,22 +146,26 @@ UserData read_data(const DataOptions& options, const models::Model& model, const
   data.x = as_float32(data.x);
   if (!data.y.empty()) data.y = as_labels(data.y);
 
-  const Shape& input = model.input_shape();
-  Shape samples = data.x.shape();
-  bool fits = samples.rank() == input.rank() + 1;
-  for (int d = 0; fits && d < input.rank(); ++d) fits = samples[d + 1] == input[d];
-  if (!fits) {
-    std::string hint = samples.rank() == input.rank() && input[input.rank() - 1] == 1
-                           ? " (add the channel axis: np.expand_dims(x, -1))"
-                           : "";
-    throw Error(ErrorCode::invalid_argument,
-                "model '" + model.name() + "' takes samples of shape " + input.to_string() + " but " + path +
-                    " holds samples of shape " + sample_shape(samples).to_string() + hint);
-  }
-  if (!data.y.empty() && data.y.shape()[0] != samples[0]) {
-    throw Error(ErrorCode::invalid_argument, path + " holds " + std::to_string(samples[0]) + " samples but " +
-                                                 std::to_string(data.y.shape()[0]) + " labels");
-  }
+  auto check_fits = [&](const Tensor& x, const Tensor& y) {
+    const Shape& input = model.input_shape();
+    const Shape& samples = x.shape();
+    bool fits = samples.rank() == input.rank() + 1;
+    for (int d = 0; fits && d < input.rank(); ++d) fits = samples[d + 1] == input[d];
+    if (!fits) {
+      std::string hint = samples.rank() == input.rank() && input[input.rank() - 1] == 1
+                             ? " (add the channel axis: np.expand_dims(x, -1))"
+                             : "";
+      throw Error(ErrorCode::invalid_argument,
+                  "model '" + model.name() + "' takes samples of shape " + input.to_string() + " but " + path +
+                      " holds samples of shape " + sample_shape(samples).to_string() + hint);
+    }
+    if (!y.empty() && y.shape()[0] != samples[0]) {
+      throw Error(ErrorCode::invalid_argument, path + " holds " + std::to_string(samples[0]) + " samples but " +
+                                                   std::to_string(y.shape()[0]) + " labels");
+    }
+  };
+  check_fits(data.x, data.y);
+  if (data.test) check_fits(data.test->first, data.test->second);
   return data;
 }
 

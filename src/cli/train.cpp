@@ -3,7 +3,6 @@
 // pipeline with the global batch, fit with validation, evaluate.
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 
 #include "callbacks/backup_and_restore.h"
 #include "callbacks/tensorboard.h"
@@ -81,18 +80,10 @@ from_tensor_slices((x, y)).shuffle(10000, seed).batch(global batch).prefetch(AUT
 an image directory is read, decoded and shuffled as image_dataset_from_directory does.
 )";
 
-std::vector<std::string> comma_separated(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream stream(text);
-  for (std::string item; std::getline(stream, item, ',');) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
 /// What --loss, --optimizer, --learning-rate, --metrics and --freeze ask for.
 struct CompileOptions {
-  std::optional<std::string> loss, optimizer, metrics;
+  std::optional<std::string> loss, optimizer;
+  std::optional<std::vector<std::string>> metrics;
   std::optional<double> learning_rate;
   std::vector<std::string> frozen;
 };
@@ -137,7 +128,7 @@ std::string compile_model(models::Model& model, const CompileOptions& options, c
                                                       : losses::get(default_loss(model, data));
     std::vector<nlohmann::json> metrics;
     if (options.metrics) {
-      for (const std::string& name : comma_separated(*options.metrics)) metrics.push_back(name);
+      for (const std::string& name : *options.metrics) metrics.push_back(name);
     } else if (compiled) {
       metrics = model.output_training()[0].metrics;
     } else if (loss->name().find("crossentropy") != std::string::npos) {
@@ -172,12 +163,14 @@ int train(const std::vector<std::string>& args) {
   CompileOptions compile_options;
   compile_options.loss = arguments.take("--loss");
   compile_options.optimizer = arguments.take("--optimizer");
-  compile_options.metrics = arguments.take("--metrics");
+  if (std::vector<std::string> metrics = arguments.take_list("--metrics"); !metrics.empty()) {
+    compile_options.metrics = metrics;
+  }
   if (auto text = arguments.take("--learning-rate")) {
     compile_options.learning_rate = Arguments("train", {"--learning-rate", *text}).take_number("--learning-rate", 0, 0);
     check_argument(*compile_options.learning_rate > 0, "--learning-rate must be > 0, got " + *text);
   }
-  compile_options.frozen = comma_separated(arguments.take("--freeze", ""));
+  compile_options.frozen = arguments.take_list("--freeze");
   std::string class_weight = arguments.take("--class-weight", "");
   int epochs = int(arguments.take_integer("--epochs", 10, 0));
   bool global_batch_given = false;

@@ -98,12 +98,15 @@ class PrefetchIterator : public Iterator {
 class ParallelMapIterator : public Iterator {
  public:
   /// `threads` workers, or with `autotune` 1 growing to `threads` while the consumer waits.
+  /// Results may run 16 per worker ahead of the consumer: with 2, workers and consumer woke
+  /// each other for every element (measured, 32x32 JPEGs decoded on 2 cores: 35k images/s with
+  /// 2 per worker, 49k with 16).
   ParallelMapIterator(std::unique_ptr<Iterator> source,
                       std::function<Element(const Element&)> fn, int64_t threads, bool autotune)
       : source_(std::move(source)),
         fn_(std::move(fn)),
         max_threads_(threads),
-        max_in_flight_(2 * threads) {
+        max_in_flight_(16 * threads) {
     for (int64_t i = 0; i < (autotune ? 1 : threads); ++i) workers_.emplace_back([this] { work(); });
   }
 

@@ -67,8 +67,8 @@ std::string ProgressBar::values(const Logs& logs) const {
 
 double ProgressBar::seconds_per_step(int64_t step) const {
   const auto now = std::chrono::steady_clock::now();
-  if (step > 1) return seconds_between(after_first_step_, now) / double(step - 1);
-  return step > 0 ? seconds_between(start_, now) / double(step) : 0;
+  if (first_step_ >= 0 && step > first_step_) return seconds_between(after_first_step_, now) / double(step - first_step_);
+  return first_step_ >= 0 ? seconds_between(start_, now) : 0;
 }
 
 std::string ProgressBar::styled(const std::string& text, const char* code) const {
@@ -89,7 +89,10 @@ std::string ProgressBar::bar(int64_t step, int64_t target) const {
 }
 
 void ProgressBar::update(int64_t step, const Logs& logs) {
-  if (step == 1) after_first_step_ = std::chrono::steady_clock::now();
+  if (first_step_ < 0) {
+    first_step_ = step;
+    after_first_step_ = std::chrono::steady_clock::now();
+  }
   if (verbose_ != 1 || !interactive_ || target_ <= 0 || step >= target_) return;
   const double per_step = seconds_per_step(step);
   std::string line = bar(step, target_) + " " + styled(format_eta(per_step * double(target_ - step)), "1") +

@@ -26,7 +26,8 @@ class ProgressBar {
  private:
   /// " - name: value" for each value, sorted by name as Keras 3 prints its logs.
   std::string values(const Logs& logs) const;
-  /// Seconds per step: after the first step, the later steps' mean (the first compiles).
+  /// Seconds per step: after the first step, the later steps' mean (the first compiles), as
+  /// Keras estimates it.
   double seconds_per_step(int64_t step) const;
   /// The bar: "12/118 ━━━━━━..." with the done part green on a terminal.
   std::string bar(int64_t step, int64_t target) const;
@@ -38,6 +39,8 @@ class ProgressBar {
   std::FILE* out_;
   bool interactive_;
   std::chrono::steady_clock::time_point start_;
+  /// The first step this bar saw (a resumed epoch starts later) and when it ended.
+  int64_t first_step_ = -1;
   std::chrono::steady_clock::time_point after_first_step_;
   size_t previous_width_ = 0;
 };

@@ -209,19 +209,11 @@ void check_label_shape(const Tensor& y, const models::Model& model, const std::s
 /// Samples per class of classification labels: integer labels, one-hot rows, or one
 /// sigmoid output's 0/1 targets; empty for regression targets.
 std::vector<int64_t> class_counts(const Tensor& labels, const models::Model& model) {
-  const int64_t rows = labels.shape()[0];
-  const int64_t width = rows ? labels.num_elements() / rows : 0;
   const std::string loss = model.loss()->name();
   if (loss.find("crossentropy") == std::string::npos && loss.find("hinge") == std::string::npos) return {};
   std::vector<int64_t> counts;
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t label = 0;
-    if (labels.dtype() == DType::int32) {
-      label = labels.data<int32_t>()[r * width];
-    } else {
-      const float* row = labels.data<float>() + r * width;
-      label = width == 1 ? std::lround(row[0]) : int64_t(std::max_element(row, row + width) - row);
-    }
+  for (int64_t r = 0; r < labels.shape()[0]; ++r) {
+    const int64_t label = losses::class_of_label(labels, r);
     if (label < 0) continue;
     if (size_t(label) >= counts.size()) counts.resize(size_t(label) + 1, 0);
     ++counts[size_t(label)];

@@ -49,6 +49,14 @@ double logits_row(const float* z, int64_t classes, Target target, float scale, f
 
 }  // namespace
 
+int64_t class_of_label(const Tensor& labels, int64_t row) {
+  const int64_t rows = labels.shape()[0];
+  const int64_t width = rows ? labels.num_elements() / rows : 0;
+  if (labels.dtype() == DType::int32) return labels.data<int32_t>()[row * width];
+  const float* values = labels.data<float>() + row * width;
+  return width == 1 ? std::lround(values[0]) : int64_t(std::max_element(values, values + width) - values);
+}
+
 int64_t sparse_label(const Tensor& y_true, int64_t row, int64_t classes) {
   int64_t label = y_true.dtype() == DType::int32
                       ? int64_t(y_true.data<int32_t>()[row])

@@ -40,6 +40,10 @@ std::shared_ptr<Loss> get(const std::string& name);
 /// Tenfold does not implement is an error naming it.
 std::shared_ptr<Loss> from_config(const nlohmann::json& loss);
 
+/// The class of label row `row`, as Keras' class_weight reads it: an int32 label, a single
+/// float rounded (binary targets), or the largest entry of a one-hot row.
+int64_t class_of_label(const Tensor& labels, int64_t row);
+
 /// Keras' labels for sparse losses may be int32 or float32; reads label `row` as an index.
 int64_t sparse_label(const Tensor& y_true, int64_t row, int64_t classes);
 

@@ -96,17 +96,9 @@ Batch features_and_labels(const Model& model, const data::Element& batch) {
 /// the class is the label, or the largest entry of a one-hot label.
 Tensor class_sample_weights(const std::map<int, double>& class_weight, const Tensor& labels) {
   const int64_t rows = labels.shape()[0];
-  const int64_t width = rows ? labels.num_elements() / rows : 0;
   Tensor weights(Shape({rows}));
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t label = 0;
-    if (labels.dtype() == DType::int32) {
-      label = labels.data<int32_t>()[r * width];
-    } else {
-      const float* row = labels.data<float>() + r * width;
-      label = width == 1 ? std::lround(row[0]) : int64_t(std::max_element(row, row + width) - row);
-    }
-    auto found = class_weight.find(int(label));
+    auto found = class_weight.find(int(losses::class_of_label(labels, r)));
     weights.data<float>()[r] = found == class_weight.end() ? 1.0f : float(found->second);
   }
   return weights;

@@ -3,7 +3,7 @@
 // Prints one JSON line; bench/train_throughput.py runs it side by side with PyTorch and Keras,
 // bench/scaling.py over replicas and processes.
 //   tenfold-bench-train [--batch-size 512] [--steps 20] [--repeats 5] [--warmup 5] [--devices N]
-//                       [--model FILE.json]
+//                       [--model FILE.json] [--dtype-policy float32|mixed_bfloat16]
 // Reports the median and the best of `repeats` timed windows of `steps` steps: on a shared
 // machine the best window is the least disturbed one.
 // Without --devices: one replica, threads from OMP_NUM_THREADS (oneDNN's team). With it: that
@@ -27,11 +27,12 @@ using namespace tenfold;
 
 int main(int argc, char** argv) {
   int64_t batch_size = 512, steps = 20, repeats = 5, warmup = 5, devices = 0;
-  std::string model_json;
+  std::string model_json, dtype_policy = "float32";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string option = argv[i];
     int64_t value = std::atoll(argv[i + 1]);
     if (option == "--model") model_json = argv[i + 1];
+    if (option == "--dtype-policy") dtype_policy = argv[i + 1];
     if (option == "--batch-size") batch_size = value;
     if (option == "--steps") steps = value;
     if (option == "--warmup") warmup = value;
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   {
     auto scope = strategy->scope();
     model = model_json.empty() ? models::seed_cnn() : io::load_model_json(model_json);
+    model->set_dtype_policy(dtype_policy_from_name(dtype_policy));
     model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   }
   int64_t batches = x.shape()[0] / batch_size;

@@ -45,6 +45,11 @@
             the layers of keras.applications' ConvNeXt (convnext_model): Normalization adapted
             and given, LayerNormalization, Dense on 4-D inputs, LayerScale, `x + y`;
             model.keras, model.h5 and predictions.npy.
+  parity_mixed_bfloat16/
+            the recipe's model made under keras.mixed_precision.set_dtype_policy(
+            "mixed_bfloat16").
+  parity_mixed_bfloat16_conv_stack/
+            parity_conv_stack's model the same way; model.keras, model.h5, predictions.npy.
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
             accuracy, the recipe's pipeline from_tensor_slices.shuffle(10000).batch(512)
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
@@ -77,6 +82,25 @@ def recipe_model():
         keras.layers.Dense(128, activation="relu"),
         keras.layers.Dense(10, activation="softmax"),
     ]))
+
+
+def mixed_bfloat16_recipe_model():
+    """The recipe's model under Keras' mixed_bfloat16 policy (float32 variables, bfloat16
+    compute), made and compiled the way a TPU user does: the global policy set first."""
+    keras.mixed_precision.set_dtype_policy("mixed_bfloat16")
+    try:
+        return recipe_model()
+    finally:
+        keras.mixed_precision.set_dtype_policy("float32")
+
+
+def mixed_bfloat16_conv_stack_model():
+    """conv_stack_model under the mixed_bfloat16 policy: pooling, tanh and sigmoid in bfloat16."""
+    keras.mixed_precision.set_dtype_policy("mixed_bfloat16")
+    try:
+        return conv_stack_model()
+    finally:
+        keras.mixed_precision.set_dtype_policy("float32")
 
 
 def frozen_model():
@@ -555,6 +579,8 @@ def main():
     parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
     parity(train, name="parity_sample_weight", sample_weight=np.linspace(0, 2, 64, dtype=np.float32))
     parity(train, name="parity_class_weight", class_weight={0: 0.5, 3: 2.0, 7: 4.0})
+    parity(train, mixed_bfloat16_recipe_model, "parity_mixed_bfloat16")
+    parity(train, mixed_bfloat16_conv_stack_model, "parity_mixed_bfloat16_conv_stack", save_model=True)
     if not args.skip_curve:
         curve(train, test)
 

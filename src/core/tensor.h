@@ -13,11 +13,18 @@ namespace tenfold {
 
 enum class DType { float32, bfloat16, int32, uint8 };
 
+/// A bfloat16 value's bits: float32's sign, exponent and top 7 mantissa bits (kernels/bfloat16.h
+/// converts).
+struct bfloat16 {
+  uint16_t bits;
+};
+
 size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);
 
 template <typename T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::float32; }
+template <> constexpr DType dtype_of<bfloat16>() { return DType::bfloat16; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::int32; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::uint8; }
 

@@ -5,6 +5,7 @@
 // convolution (1 thread), 7 of its 18 ms per replica step; these loops run at memory speed.
 #include <cstdint>
 
+#include "core/tensor.h"
 #include "kernels/window.h"
 
 namespace tenfold::kernels {
@@ -15,10 +16,14 @@ bool windows_tile(const WindowGeometry& g);
 
 /// src [N,H,W,C] -> dst [N,OH,OW,C], the maximum of each window (padding ignored), and
 /// argmax [N,OH,OW,C]: the position kh * window_width + kw of the first maximum.
+/// Also in bfloat16 (max pooling only moves values).
 void tiling_max_forward(const WindowGeometry& g, const float* src, float* dst, uint8_t* argmax);
+void tiling_max_forward(const WindowGeometry& g, const bfloat16* src, bfloat16* dst, uint8_t* argmax);
 /// diff_src (overwritten): each window's gradient at its argmax, zero elsewhere.
 void tiling_max_backward(const WindowGeometry& g, const float* diff_dst, const uint8_t* argmax,
                          float* diff_src);
+void tiling_max_backward(const WindowGeometry& g, const bfloat16* diff_dst, const uint8_t* argmax,
+                         bfloat16* diff_src);
 /// diff_src (overwritten) of average pooling without padding: each window's gradient / size.
 void tiling_average_backward(const WindowGeometry& g, const float* diff_dst, float* diff_src);
 

@@ -65,7 +65,7 @@ std::unique_ptr<LayerStep> Conv2DTranspose::compile(const Shape& input_shape, co
   const auto& layout = static_cast<const OnednnWeightLayout&>(*kernel_layout_);
   return std::make_unique<WeightedStep<Conv2DTransposeKernel>>(
       kernels::parse_activation(options_.activation), g.batch * g.in_height * g.in_width, g.in_channels, weights(),
-      [&](kernels::Activation fused) {
+      DType::float32, [&](kernels::Activation fused, DType) {
         return Conv2DTransposeKernel(g, fused, options_.use_bias, layout.native_desc(), options.need_input_gradient);
       });
 }

@@ -39,9 +39,10 @@ std::unique_ptr<LayerStep> Dense::compile(const Shape& input_shape, const Compil
   int64_t in = input_shape[input_shape.rank() - 1];
   int64_t rows = input_shape.num_elements() / in;
   return std::make_unique<WeightedStep<DenseKernel>>(
-      activation_, rows, options_.units, weights(), [&](kernels::Activation fused) {
+      activation_, rows, options_.units, weights(), options.compute_dtype,
+      [&](kernels::Activation fused, DType dtype) {
         return DenseKernel(rows, in, options_.units, fused, options_.use_bias,
-                           options.need_input_gradient);
+                           options.need_input_gradient, dtype);
       });
 }
 

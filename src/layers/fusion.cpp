@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/conv2d.h"
@@ -41,11 +42,11 @@ int64_t chunk_bytes() {
 // chunking: the pair runs unfused.
 constexpr int64_t min_chunk_samples = 4;
 
-/// Samples per chunk of the fused step on inputs of `input_shape`, or 0 when fusing does not
-/// pay.
-int64_t samples_per_chunk(const layers::Conv2D& conv, const Shape& input_shape) {
+/// Samples per chunk of the fused step on inputs of `input_shape` in `dtype`, or 0 when fusing
+/// does not pay.
+int64_t samples_per_chunk(const layers::Conv2D& conv, const Shape& input_shape, DType dtype) {
   const int64_t sample_bytes =
-      conv.compute_output_shape(input_shape).without_batch().num_elements() * int64_t(sizeof(float));
+      conv.compute_output_shape(input_shape).without_batch().num_elements() * int64_t(dtype_size(dtype));
   const int64_t fitting = chunk_bytes() / sample_bytes, batch = input_shape[0];
   if (fitting < std::min(min_chunk_samples, batch)) return 0;
   return std::min(fitting, batch);
@@ -56,23 +57,33 @@ WindowGeometry with_batch(WindowGeometry g, int64_t batch) {
   return g;
 }
 
+/// Element `index` of a tensor's data, whatever its dtype.
+template <typename Tensor>
+auto* element(Tensor& tensor, int64_t index) {
+  auto* bytes = static_cast<std::conditional_t<std::is_const_v<Tensor>, const std::byte*, std::byte*>>(tensor.raw_data());
+  return bytes + index * int64_t(dtype_size(tensor.dtype()));
+}
+
 /// The kernels for one chunk size.
 struct ChunkKernels {
   ChunkKernels(const WindowGeometry& conv_geometry, const WindowGeometry& pool_geometry,
                kernels::Activation activation, bool use_bias, const OnednnWeightLayout& layout,
-               bool need_input_gradient)
-      : conv(conv_geometry, activation, use_bias, layout.native_desc(), need_input_gradient),
-        pool(PoolKind::max, pool_geometry) {}
+               bool need_input_gradient, DType dtype, bool bfloat16_weights)
+      : conv(conv_geometry, activation, use_bias, layout.native_desc(), need_input_gradient, dtype,
+             bfloat16_weights),
+        pool(PoolKind::max, pool_geometry, dtype) {}
   Conv2DKernel conv;
   PoolingKernel pool;
 };
 
 class ConvMaxPoolStep : public LayerStep {
  public:
-  /// The batch runs in chunks of `chunk` samples (samples_per_chunk).
+  /// The batch runs in chunks of `chunk` samples (samples_per_chunk); activations in `dtype`;
+  /// `bfloat16_weights` as Conv2DKernel's.
   ConvMaxPoolStep(const layers::Conv2D& conv, const layers::Pooling2D& pool, const Shape& input_shape,
-                  int64_t chunk, std::vector<Variable*> weights, bool need_input_gradient)
-      : weights_(std::move(weights)), chunk_(chunk) {
+                  int64_t chunk, std::vector<Variable*> weights, bool need_input_gradient, DType dtype,
+                  bool bfloat16_weights)
+      : weights_(std::move(weights)), dtype_(dtype), chunk_(chunk) {
     WindowGeometry conv_geometry = conv.geometry(input_shape);
     Shape conv_output = conv.compute_output_shape(input_shape);
     WindowGeometry pool_geometry = pool.geometry(conv_output);
@@ -83,45 +94,47 @@ class ConvMaxPoolStep : public LayerStep {
     bool use_bias = weights_.size() > 1;
     full_ = std::make_unique<ChunkKernels>(with_batch(conv_geometry, chunk_),
                                            with_batch(pool_geometry, chunk_), conv.activation(),
-                                           use_bias, layout, need_input_gradient);
+                                           use_bias, layout, need_input_gradient, dtype, bfloat16_weights);
     int64_t rest = batch % chunk_;
     if (rest > 0) {
       rest_ = std::make_unique<ChunkKernels>(with_batch(conv_geometry, rest),
                                              with_batch(pool_geometry, rest), conv.activation(),
-                                             use_bias, layout, need_input_gradient);
+                                             use_bias, layout, need_input_gradient, dtype, bfloat16_weights);
     }
     // Each chunk's pooling workspace is kept from forward to backward.
     workspace_stride_ = full_->pool.workspace_bytes();
     workspaces_ = allocate_aligned(workspace_stride_ * size_t(batch / chunk_ + 1));
-    conv_buffer_ = Tensor(Shape{chunk_ * conv_output.without_batch().num_elements()});
+    conv_buffer_ = Tensor(Shape{chunk_ * conv_output.without_batch().num_elements()}, dtype);
     Shape pooled = pool.compute_output_shape(conv_output);
-    activation_ = ActivationKernel(conv.activation(), pooled.num_elements() / pooled[3], pooled[3]);
+    activation_ = ActivationKernel(conv.activation(), pooled.num_elements() / pooled[3], pooled[3],
+                                   kernels::onednn::data_type_of(dtype));
     batch_ = batch;
   }
 
+  DType compute_dtype() const override { return dtype_; }
+
   void forward(const Tensor& input, Tensor& output, bool) override {
     for_each_chunk([&](ChunkKernels& k, int64_t begin, size_t index) {
-      k.conv.forward(input.data<float>() + begin * in_sample_, weights_[0]->value().data<float>(),
-                     bias(), conv_buffer_.data<float>());
-      k.pool.forward(conv_buffer_.data<float>(), output.data<float>() + begin * out_sample_,
-                     workspace(index));
+      k.conv.forward(element(input, begin * in_sample_), weights_[0]->value().data<float>(), bias(),
+                     conv_buffer_.raw_data());
+      k.pool.forward(conv_buffer_.raw_data(), element(output, begin * out_sample_), workspace(index));
     });
   }
 
   void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor> weight_gradients, bool) override {
     // The activation's derivative at each window's maximum, from the pooled output.
-    activation_.backward(nullptr, output.data<float>(), grad_output.data<float>(), grad_output.data<float>());
+    activation_.backward(nullptr, output.raw_data(), grad_output.raw_data(), grad_output.raw_data());
     for_each_chunk([&](ChunkKernels& k, int64_t begin, size_t index) {
-      float* conv_gradient = conv_buffer_.data<float>();
-      k.pool.backward(grad_output.data<float>() + begin * out_sample_, conv_gradient, workspace(index));
-      k.conv.backward_weights(input.data<float>() + begin * in_sample_, conv_gradient,
+      void* conv_gradient = conv_buffer_.raw_data();
+      k.pool.backward(element(grad_output, begin * out_sample_), conv_gradient, workspace(index));
+      k.conv.backward_weights(element(input, begin * in_sample_), conv_gradient,
                               weight_gradients[0].data<float>(),
                               weights_.size() > 1 ? weight_gradients[1].data<float>() : nullptr,
                               begin > 0);
       if (grad_input) {
         k.conv.backward_data(conv_gradient, weights_[0]->value().data<float>(),
-                             grad_input->data<float>() + begin * in_sample_);
+                             element(*grad_input, begin * in_sample_));
       }
     });
   }
@@ -140,6 +153,7 @@ class ConvMaxPoolStep : public LayerStep {
   }
 
   std::vector<Variable*> weights_;
+  DType dtype_;
   int64_t batch_ = 0, chunk_ = 0, in_sample_ = 0, out_sample_ = 0;
   std::unique_ptr<ChunkKernels> full_, rest_;
   size_t workspace_stride_ = 0;
@@ -154,7 +168,8 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
                                          const CompileOptions& options) {
   auto* merge = dynamic_cast<layers::Elementwise*>(&first);
   auto* activation = dynamic_cast<layers::Activation*>(&second);
-  if (merge != nullptr && activation != nullptr && activation->fuses_as_post_op()) {
+  if (merge != nullptr && activation != nullptr && activation->fuses_as_post_op() &&
+      options.compute_dtype == DType::float32) {
     return merge->compile_with_activation(input_shapes, activation->kind());
   }
   auto* conv = dynamic_cast<layers::Conv2D*>(&first);
@@ -166,10 +181,11 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
     return nullptr;
   }
   const Shape& input_shape = input_shapes[0];
-  const int64_t chunk = samples_per_chunk(*conv, input_shape);
+  const DType dtype = conv->kernel_dtype(conv->geometry(input_shape), options.compute_dtype);
+  const int64_t chunk = samples_per_chunk(*conv, input_shape, dtype);
   if (chunk == 0) return nullptr;
   return std::make_unique<ConvMaxPoolStep>(*conv, *pool, input_shape, chunk, conv->weights(),
-                                           options.need_input_gradient);
+                                           options.need_input_gradient, dtype, dtype != options.compute_dtype);
 }
 
 }  // namespace tenfold

@@ -109,7 +109,10 @@ KerasTensor Layer::operator()(const std::vector<KerasTensor>& inputs) {
 }
 
 nlohmann::json Layer::get_config() const {
-  return {{"name", name_}, {"trainable", trainable_}, {"dtype", "float32"}};
+  // float32 as Keras 2 wrote it (both Kerases read it); other policies as Keras 3 writes them.
+  const nlohmann::json dtype = dtype_policy_ == DTypePolicy::float32 ? nlohmann::json("float32")
+                                                                      : dtype_policy_config(dtype_policy_);
+  return {{"name", name_}, {"trainable", trainable_}, {"dtype", dtype}};
 }
 
 std::vector<Variable*> Layer::weights() {

@@ -14,6 +14,7 @@
 #include "core/random.h"
 #include "core/tensor.h"
 #include "graph/keras_tensor.h"
+#include "layers/dtype_policy.h"
 #include "layers/initializers.h"
 #include "layers/variable.h"
 
@@ -27,6 +28,9 @@ class CrossReplicaSum;
 struct CompileOptions {
   /// False for the first layers of a model, whose input needs no gradient.
   bool need_input_gradient = true;
+  /// The dtype the layer computes in (its policy's); a step that computes in another says so
+  /// in LayerStep::compute_dtype and the model converts around it.
+  DType compute_dtype = DType::float32;
   /// The worker and the replica that will run the step: random streams (Dropout's masks) are
   /// seeded with them, so no two replicas draw the same masks.
   int worker = 0;
@@ -70,6 +74,9 @@ class LayerStep {
   /// first), or -1. Its gradient may then share the output gradient's memory, and backward
   /// must allow grad_inputs[k] and grad_output to be one buffer.
   virtual int input_sharing_gradient() const { return is_reshape() ? 0 : -1; }
+  /// The dtype forward and backward read and write (inputs, output and their gradients); a
+  /// reshape takes any. Weights and their gradients are float32 always.
+  virtual DType compute_dtype() const { return DType::float32; }
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {
@@ -143,6 +150,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   /// the model's next compile, as in Keras.
   bool trainable() const { return trainable_; }
   void set_trainable(bool trainable) { trainable_ = trainable; }
+  /// Keras' dtype policy: the global one (set_dtype_policy) when the layer was made, or the
+  /// layer's config's. Takes effect at the model's next compile.
+  DTypePolicy dtype_policy() const { return dtype_policy_; }
+  void set_dtype_policy(DTypePolicy policy) { dtype_policy_ = policy; }
 
  protected:
   /// Creates weights; input_shape includes the batch dimension.
@@ -159,6 +170,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   std::string name_;
   bool trainable_ = true;
+  DTypePolicy dtype_policy_ = global_dtype_policy();
   bool built_ = false;
   Shape input_shape_;
   std::vector<std::unique_ptr<Variable>> weights_;

@@ -16,9 +16,9 @@ class OutputActivation {
   kernels::Activation fused() const;
   bool is_softmax() const { return after_.activation().kind == kernels::Activation::softmax; }
   /// Where the kernel writes: the buffer before an activation that runs after, else the output.
-  float* kernel_output(Tensor& output) { return runs_after() ? pre_activation_.data<float>() : output.data<float>(); }
-  const float* kernel_output(const Tensor& output) const {
-    return runs_after() ? pre_activation_.data<float>() : output.data<float>();
+  void* kernel_output(Tensor& output) { return runs_after() ? pre_activation_.raw_data() : output.raw_data(); }
+  const void* kernel_output(const Tensor& output) const {
+    return runs_after() ? pre_activation_.raw_data() : output.raw_data();
   }
   /// Applies an activation that runs after the kernel, buffer -> output (nothing when fused).
   void forward(Tensor& output);

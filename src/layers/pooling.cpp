@@ -11,21 +11,24 @@ using kernels::reference::PoolKind;
 
 class Pooling2DStep : public LayerStep {
  public:
-  Pooling2DStep(PoolKind kind, const kernels::WindowGeometry& g)
-      : kernel_(kind, g), workspace_(allocate_aligned(kernel_.workspace_bytes())) {}
+  Pooling2DStep(PoolKind kind, const kernels::WindowGeometry& g, DType dtype)
+      : dtype_(dtype), kernel_(kind, g, dtype), workspace_(allocate_aligned(kernel_.workspace_bytes())) {}
+
+  DType compute_dtype() const override { return dtype_; }
 
   void forward(const Tensor& input, Tensor& output, bool) override {
-    kernel_.forward(input.data<float>(), output.data<float>(), workspace_.get());
+    kernel_.forward(input.raw_data(), output.raw_data(), workspace_.get());
   }
 
   void backward(const Tensor&, const Tensor&, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor>, bool) override {
     if (grad_input) {
-      kernel_.backward(grad_output.data<float>(), grad_input->data<float>(), workspace_.get());
+      kernel_.backward(grad_output.raw_data(), grad_input->raw_data(), workspace_.get());
     }
   }
 
  private:
+  DType dtype_;
   kernels::onednn::PoolingKernel kernel_;
   std::shared_ptr<std::byte> workspace_;
 };
@@ -68,8 +71,8 @@ Shape Pooling2D::compute_output_shape(const Shape& input_shape) const {
   return {input_shape[0], g.out_height, g.out_width, g.out_channels};
 }
 
-std::unique_ptr<LayerStep> Pooling2D::compile(const Shape& input_shape, const CompileOptions&) {
-  return std::make_unique<Pooling2DStep>(kind_, geometry(input_shape));
+std::unique_ptr<LayerStep> Pooling2D::compile(const Shape& input_shape, const CompileOptions& options) {
+  return std::make_unique<Pooling2DStep>(kind_, geometry(input_shape), options.compute_dtype);
 }
 
 nlohmann::json Pooling2D::get_config() const {

@@ -483,6 +483,7 @@ std::shared_ptr<Layer> from_config(const json& layer) {
   }
   config.finish();
   result->set_trainable(config.trainable());
+  result->set_dtype_policy(config.dtype_policy());
   return result;
 }
 

@@ -101,12 +101,12 @@ std::unique_ptr<LayerStep> SeparableConv2D::compile(const Shape& input_shape, co
   const auto& pointwise_layout = static_cast<const OnednnWeightLayout&>(*pointwise_layout_);
   auto depthwise = std::make_unique<WeightedStep<Conv2DKernel>>(
       kernels::Activation::linear, d.batch * d.out_height * d.out_width, d.out_channels, std::vector<Variable*>{all[0]},
-      [&](kernels::Activation fused) {
+      DType::float32, [&](kernels::Activation fused, DType) {
         return Conv2DKernel(d, fused, false, depthwise_layout.native_desc(), options.need_input_gradient);
       });
   auto pointwise = std::make_unique<WeightedStep<Conv2DKernel>>(
       kernels::parse_activation(options_.activation), p.batch * p.out_height * p.out_width, p.out_channels,
-      std::vector<Variable*>(all.begin() + 1, all.end()), [&](kernels::Activation fused) {
+      std::vector<Variable*>(all.begin() + 1, all.end()), DType::float32, [&](kernels::Activation fused, DType) {
         return Conv2DKernel(p, fused, options_.use_bias, pointwise_layout.native_desc(), true);
       });
   return std::make_unique<SeparableStep>(std::move(depthwise), std::move(pointwise),

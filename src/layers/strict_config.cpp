@@ -5,33 +5,19 @@
 
 namespace tenfold::layers {
 
-namespace {
-
 using nlohmann::json;
-
-/// The policy name of a Keras 3 DTypePolicy object or a Keras 2 string.
-std::string dtype_policy_name(const json& dtype) {
-  if (dtype.is_string()) return dtype.get<std::string>();
-  if (dtype.is_object() && dtype.contains("config") && dtype.at("config").contains("name") &&
-      dtype.at("config").at("name").is_string()) {
-    return dtype.at("config").at("name").get<std::string>();
-  }
-  return dtype.dump();
-}
-
-}  // namespace
 
 StrictConfig::StrictConfig(const std::string& class_name, const json& config) : ConfigReader(class_name, config) {
   name_ = take<std::string>("name", "");
   if (!name_.empty()) set_owner(class_name + " '" + name_ + "'");
   trainable_ = take("trainable", true);
   const json* dtype = find("dtype");
-  if (dtype != nullptr && !dtype->is_null()) {
-    std::string policy = dtype_policy_name(*dtype);
-    if (policy == "mixed_float16") {
-      refuse("dtype", *dtype, "is not supported on CPUs (no float16 units); train in float32");
+  if (dtype != nullptr) {
+    try {
+      dtype_policy_ = dtype_policy_from_config(*dtype);
+    } catch (const Error& error) {
+      refuse("dtype", *dtype, "is refused: " + error.message());
     }
-    if (policy != "float32") refuse("dtype", *dtype, "is not supported; Tenfold computes in float32");
   }
   // Keras 2 writes the model's input shape on its first layer; the model builder reads it.
   ignore("batch_input_shape");

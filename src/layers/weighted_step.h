@@ -13,16 +13,21 @@ namespace tenfold {
 template <typename Kernel>
 class WeightedStep : public LayerStep {
  public:
-  /// The output is seen as [rows, channels]; `make_kernel(fused_activation)` builds the kernel.
+  /// The output is seen as [rows, channels]; `make_kernel(fused_activation, dtype)` builds the
+  /// kernel. It computes in `dtype` when that is float32 or the activation fuses into the
+  /// kernel (one that runs after it is a float32 kernel), else in float32.
   template <typename MakeKernel>
   WeightedStep(kernels::Activation activation, int64_t rows, int64_t channels,
-               std::vector<Variable*> weights, MakeKernel make_kernel)
+               std::vector<Variable*> weights, DType dtype, MakeKernel make_kernel)
       : activation_(activation, rows, channels),
-        kernel_(make_kernel(activation_.fused())),
+        dtype_(activation_.fused().kind == activation.kind ? dtype : DType::float32),
+        kernel_(make_kernel(activation_.fused(), dtype_)),
         weights_(std::move(weights)) {}
 
+  DType compute_dtype() const override { return dtype_; }
+
   void forward(const Tensor& input, Tensor& output, bool) override {
-    kernel_.forward(input.data<float>(), weights_[0]->value().data<float>(), bias(),
+    kernel_.forward(input.raw_data(), weights_[0]->value().data<float>(), bias(),
                     activation_.kernel_output(output));
     activation_.forward(output);
   }
@@ -30,9 +35,9 @@ class WeightedStep : public LayerStep {
   void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor> weight_gradients, bool grad_is_for_logits) override {
     activation_.backward(output, grad_output, grad_is_for_logits);
-    kernel_.backward(input.data<float>(), activation_.kernel_output(output),
-                     grad_output.data<float>(), weights_[0]->value().data<float>(),
-                     grad_input ? grad_input->data<float>() : nullptr,
+    kernel_.backward(input.raw_data(), activation_.kernel_output(output),
+                     grad_output.raw_data(), weights_[0]->value().data<float>(),
+                     grad_input ? grad_input->raw_data() : nullptr,
                      weight_gradients[0].data<float>(),
                      weights_.size() > 1 ? weight_gradients[1].data<float>() : nullptr);
   }
@@ -46,6 +51,7 @@ class WeightedStep : public LayerStep {
   }
 
   OutputActivation activation_;
+  DType dtype_;
   Kernel kernel_;
   std::vector<Variable*> weights_;
 };

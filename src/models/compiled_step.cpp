@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 #include "kernels/onednn/engine.h"
+#include "layers/autocast_step.h"
 #include "layers/fusion.h"
 
 namespace tenfold::models {
@@ -32,6 +34,10 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   for (int output : output_ids_) is_output[size_t(output)] = true;
   auto shape_of = [&](int tensor) { return graph.sample_shape(tensor).with_leading(batch); };
   const std::vector<std::vector<int>> node_consumers = graph.consumers();
+  // Per tensor, its dtype: float32 for the model's inputs, the compute dtype of the layer
+  // making it otherwise (a reshape keeps its input's), as Keras' layers return theirs.
+  dtypes_.assign(tensor_count, DType::float32);
+  std::vector<AutocastStep*> autocast_steps;
 
   // Steps: one per node, or per pair of nodes that runs faster fused. A tensor depends on the
   // weights when a step with weights lies on its way from the inputs: only those tensors need
@@ -41,15 +47,18 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     const graph::Node& node = graph.nodes()[n];
     bool input_depends = false;
     for (int input : node.inputs) input_depends = input_depends || depends[size_t(input)];
-    CompileOptions options{.need_input_gradient = training && input_depends, .worker = worker,
-                           .replica = replica, .cross_replica = cross_replica};
+    const DType compute = compute_dtype(node.layer->dtype_policy());
+    CompileOptions options{.need_input_gradient = training && input_depends, .compute_dtype = compute,
+                           .worker = worker, .replica = replica, .cross_replica = cross_replica};
     kernels::onednn::CompilingLayer naming(node.layer->name());
     std::vector<Shape> input_shapes;
     for (int input : node.inputs) input_shapes.push_back(shape_of(input));
     Step step;
     step.inputs = node.inputs;
-    // A layer with an activity regularizer keeps its output: the penalty reads it.
-    if (may_fuse(graph, node_consumers, n) && !node.layer->activity_regularizer()) {
+    // A layer with an activity regularizer keeps its output: the penalty reads it. A fused
+    // pair computes in one dtype.
+    if (may_fuse(graph, node_consumers, n) && !node.layer->activity_regularizer() &&
+        compute_dtype(graph.nodes()[n + 1].layer->dtype_policy()) == compute) {
       step.kernel = compile_fused(*node.layer, *graph.nodes()[n + 1].layer, input_shapes, options);
     }
     const size_t covered = step.kernel ? 2 : 1;
@@ -60,6 +69,20 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
       has_weights = has_weights || !step.layers.back()->trainable_weights().empty();
     }
     step.output = graph.nodes()[n + covered - 1].output;
+    const DType output_dtype = step.kernel->is_reshape() ? dtypes_[size_t(node.inputs[0])] : compute;
+    dtypes_[size_t(step.output)] = output_dtype;
+    check_argument(output_dtype == DType::float32 || !step.layers.back()->activity_regularizer(),
+                   "layer '" + step.layers.back()->name() + "': an activity_regularizer under the " +
+                       dtype_policy_name(step.layers.back()->dtype_policy()) +
+                       " policy is not supported yet; give the layer dtype float32");
+    std::vector<DType> input_dtypes;
+    for (int input : node.inputs) input_dtypes.push_back(dtypes_[size_t(input)]);
+    if (!step.kernel->is_reshape() && AutocastStep::needed(step.kernel->compute_dtype(), output_dtype, input_dtypes)) {
+      auto autocast = std::make_unique<AutocastStep>(std::move(step.kernel), input_shapes, input_dtypes,
+                                                     shape_of(step.output), output_dtype);
+      autocast_steps.push_back(autocast.get());
+      step.kernel = std::move(autocast);
+    }
     depends[size_t(step.output)] = input_depends || has_weights;
     step.runs_backward = training && depends[size_t(step.output)];
     steps_.push_back(std::move(step));
@@ -80,10 +103,11 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   for (int output : output_ids_) {
     const int maker = producer[size_t(output)];
     const bool logits = maker >= 0 && readers[size_t(output)].empty() &&
-                        steps_[size_t(maker)].kernel->ends_in_softmax();
+                        steps_[size_t(maker)].kernel->ends_in_softmax() && dtypes_[size_t(output)] == DType::float32;
     softmax_steps_.push_back(logits ? maker : -1);
   }
 
+  auto bytes_of = [&](int tensor) { return size_t(shape_of(tensor).num_elements()) * dtype_size(dtypes_[size_t(tensor)]); };
   // Activations. A reshape's output is a view of its input when nothing else reads that input.
   std::vector<int> activation_id(tensor_count, -1);
   std::vector<int> view_of(tensor_count, -1);
@@ -102,7 +126,7 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
       activation_id[out] = activation_id[size_t(step.inputs[0])];
       if (activation_id[out] >= 0) plan_.extend(activation_id[out], s, last);
     } else {
-      activation_id[out] = plan_.add(size_t(shape_of(int(out)).num_elements()) * sizeof(float), s, last);
+      activation_id[out] = plan_.add(bytes_of(int(out)), s, last);
     }
   }
 
@@ -126,12 +150,11 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
       const Step* writer = first_writer >= 0 ? &steps_[size_t(first_writer)] : nullptr;
       const int passed = writer ? writer->kernel->input_sharing_gradient() : -1;
       if (passed >= 0 && writer->inputs[size_t(passed)] == int(out) &&
-          gradient_id[size_t(writer->output)] >= 0) {
+          gradient_id[size_t(writer->output)] >= 0 && dtypes_[out] == dtypes_[size_t(writer->output)]) {
         gradient_id[out] = gradient_id[size_t(writer->output)];
         plan_.extend(gradient_id[out], first_write, backward_at(s));
       } else {
-        gradient_id[out] = plan_.add(size_t(shape_of(int(out)).num_elements()) * sizeof(float),
-                                     first_write, backward_at(s));
+        gradient_id[out] = plan_.add(bytes_of(int(out)), first_write, backward_at(s));
       }
     }
     // Which writes accumulate: all but the first in time order.
@@ -146,8 +169,7 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
         if (gradient_id[input] < 0) continue;
         if (written[input]) {
           step.accumulates[k] = true;
-          scratch_ids[size_t(s)].push_back(
-              plan_.add(size_t(shape_of(int(input)).num_elements()) * sizeof(float), backward_at(s), backward_at(s)));
+          scratch_ids[size_t(s)].push_back(plan_.add(bytes_of(int(input)), backward_at(s), backward_at(s)));
         }
         written[input] = true;
       }
@@ -155,16 +177,26 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   }
   plan_.finalize();
   arena_ = allocate_aligned(plan_.total_bytes());
-  auto arena_view = [&](int id, const Shape& shape) {
-    return Tensor::view(arena_.get() + plan_.offset(id), shape);
+  auto arena_view = [&](int id, int tensor) {
+    return Tensor::view(arena_.get() + plan_.offset(id), shape_of(tensor), dtypes_[size_t(tensor)]);
   };
+  size_t autocast_bytes = 0;
+  for (AutocastStep* step : autocast_steps) autocast_bytes = std::max(autocast_bytes, step->scratch_bytes());
+  autocast_scratch_ = allocate_aligned(autocast_bytes, false);
+  for (AutocastStep* step : autocast_steps) step->bind(autocast_scratch_.get());
 
   tensors_.resize(tensor_count);
   for (int input : input_ids_) tensors_[size_t(input)] = Tensor(shape_of(input));
   for (const Step& step : steps_) {
     const size_t out = size_t(step.output);
-    tensors_[out] = activation_id[out] >= 0 ? arena_view(activation_id[out], shape_of(int(out)))
+    tensors_[out] = activation_id[out] >= 0 ? arena_view(activation_id[out], int(out))
                                             : tensors_[size_t(view_of[out])].reshaped(shape_of(int(out)));
+  }
+  // The losses, metrics and predictions read float32 outputs, as Keras' losses cast theirs.
+  for (int output : output_ids_) {
+    const bool converts = dtypes_[size_t(output)] != DType::float32;
+    float_outputs_.push_back(converts ? Tensor(shape_of(output)) : Tensor());
+    float_output_gradients_.push_back(converts && training ? Tensor(shape_of(output)) : Tensor());
   }
   for (Step& step : steps_) {
     for (int input : step.inputs) step.input_tensors.push_back(tensors_[size_t(input)]);
@@ -173,14 +205,14 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
 
   gradients_.resize(tensor_count);
   for (size_t t = 0; t < tensor_count; ++t) {
-    if (gradient_id[t] >= 0) gradients_[t] = arena_view(gradient_id[t], shape_of(int(t)));
+    if (gradient_id[t] >= 0) gradients_[t] = arena_view(gradient_id[t], int(t));
   }
   for (size_t s = 0; s < steps_.size(); ++s) {
     Step& step = steps_[s];
     size_t next_scratch = 0;
     for (size_t k = 0; k < step.inputs.size(); ++k) {
       if (step.accumulates[k]) {
-        step.scratch.push_back(arena_view(scratch_ids[s][next_scratch++], shape_of(step.inputs[k])));
+        step.scratch.push_back(arena_view(scratch_ids[s][next_scratch++], step.inputs[k]));
       }
     }
     next_scratch = 0;
@@ -261,6 +293,13 @@ size_t CompiledStep::first_backward_step() const {
 
 void CompiledStep::forward(bool training) {
   for (Step& step : steps_) step.kernel->forward(step.input_tensors, tensors_[size_t(step.output)], training);
+  for (size_t k = 0; k < output_ids_.size(); ++k) {
+    if (!float_outputs_[k].empty()) kernels::convert(tensors_[size_t(output_ids_[k])], float_outputs_[k]);
+  }
+}
+
+const Tensor& CompiledStep::output(size_t index) const {
+  return float_outputs_.at(index).empty() ? tensors_.at(size_t(output_ids_.at(index))) : float_outputs_[index];
 }
 
 double CompiledStep::compute_loss(const losses::Loss& loss, const Tensor& y_true, double mean_over,
@@ -306,11 +345,14 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
   std::vector<double> sums;
   std::vector<bool> for_logits(steps_.size(), false);  // steps whose gradient is for logits
   for (size_t k = 0; k < losses.size(); ++k) {
-    Tensor& gradient = gradients_[size_t(output_ids_[k])];
-    const bool counts = losses[k].weight != 0 && !gradient.empty();
-    if (!counts && !gradient.empty()) gradient.fill_zero();
+    Tensor& model_gradient = gradients_[size_t(output_ids_[k])];
+    // The loss's gradient is float32; a bfloat16 output gets it rounded.
+    Tensor& gradient = float_output_gradients_[k].empty() ? model_gradient : float_output_gradients_[k];
+    const bool counts = losses[k].weight != 0 && !model_gradient.empty();
+    if (!counts && !model_gradient.empty()) gradient.fill_zero();
     sums.push_back(compute_loss(*losses[k].loss, *losses[k].y_true, mean_over / losses[k].weight,
                                 counts ? &gradient : nullptr, k, losses[k].sample_weights));
+    if (&gradient != &model_gradient && !model_gradient.empty()) kernels::convert(gradient, model_gradient);
     if (losses[k].loss->fuses_softmax() && softmax_steps_[k] >= 0) for_logits[size_t(softmax_steps_[k])] = true;
   }
   for (size_t s = steps_.size(); s-- > 0;) {
@@ -323,11 +365,7 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
     step.kernel->backward(step.input_tensors, tensors_[size_t(step.output)], gradients_[size_t(step.output)],
                           step.grad_targets, weights, for_logits[s]);
     for (size_t k = 0; k < step.inputs.size(); ++k) {
-      if (!step.accumulates[k]) continue;
-      float* sum = gradients_[size_t(step.inputs[k])].data<float>();
-      const float* part = step.grad_targets[k]->data<float>();
-      const int64_t n = step.grad_targets[k]->num_elements();
-      for (int64_t i = 0; i < n; ++i) sum[i] += part[i];
+      if (step.accumulates[k]) kernels::add_into(*step.grad_targets[k], gradients_[size_t(step.inputs[k])]);
     }
     if (on_final && step.weights_count > 0) on_final(step.buffer_offset);
   }

@@ -50,8 +50,9 @@ class CompiledStep {
   /// Fill the model's inputs (in the graph's order) with a batch before forward().
   Tensor& input(size_t index = 0) { return tensors_.at(size_t(input_ids_.at(index))); }
   size_t num_inputs() const { return input_ids_.size(); }
-  /// The model's outputs (in the graph's order) after forward().
-  const Tensor& output(size_t index = 0) const { return tensors_.at(size_t(output_ids_.at(index))); }
+  /// The model's outputs (in the graph's order) after forward(), in float32 whatever the
+  /// dtype the model computes them in.
+  const Tensor& output(size_t index = 0) const;
   size_t num_outputs() const { return output_ids_.size(); }
   void forward(bool training);
   /// After forward(): output `index`'s loss summed over this batch (from the logits when the
@@ -121,7 +122,11 @@ class CompiledStep {
   std::vector<int> softmax_steps_;  // per output: the step whose logits a loss may take, or -1
   MemoryPlan plan_;
   std::shared_ptr<std::byte> arena_;
+  std::vector<DType> dtypes_;      // per tensor id
   std::vector<Tensor> tensors_;    // per tensor id: activations (model inputs own theirs)
+  // Per model output computed in bfloat16: its float32 copy and the loss's gradient of it.
+  std::vector<Tensor> float_outputs_, float_output_gradients_;
+  std::shared_ptr<std::byte> autocast_scratch_;  // shared by the autocast steps
   std::vector<Tensor> gradients_;  // per tensor id; empty where no gradient is needed
   Tensor weight_gradient_buffer_;
   std::vector<Tensor> weight_gradients_;       // the trainable ones: views into the buffer

@@ -122,6 +122,10 @@ std::vector<Layer*> Model::layers() const {
   return result;
 }
 
+void Model::set_dtype_policy(DTypePolicy policy) {
+  for (const auto& layer : layers_) layer->set_dtype_policy(policy);
+}
+
 std::vector<Variable*> Model::weights() const {
   std::vector<Variable*> result;
   for (const auto& layer : layers_) {

@@ -121,6 +121,9 @@ class Model {
   const std::string& name() const { return name_; }
   /// The layers in the order they run (no InputLayer; a nested model's layers in its place).
   std::vector<Layer*> layers() const;
+  /// Gives every layer `policy` (Keras sets one before making the model, with
+  /// keras.mixed_precision.set_dtype_policy); takes effect at the next compile.
+  void set_dtype_policy(DTypePolicy policy);
   /// Keras' model.layers, as configs and weight files lay a model out: each a layer, or a model
   /// used as a layer (which holds its own layers).
   struct Member {

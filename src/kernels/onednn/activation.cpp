@@ -50,10 +50,11 @@ dnnl::post_ops activation_post_ops(const Activation& activation) {
   return ops;
 }
 
-ActivationKernel::ActivationKernel(const Activation& activation, int64_t rows, int64_t columns)
-    : activation_(activation), count_(rows * columns) {
+ActivationKernel::ActivationKernel(const Activation& activation, int64_t rows, int64_t columns,
+                                   memory::data_type data_type)
+    : activation_(activation), count_(rows * columns), element_bytes_(memory::data_type_size(data_type)) {
   if (activation.kind == Activation::linear) return;
-  memory::desc data = f32_desc({rows, columns}, memory::format_tag::nc);
+  memory::desc data({rows, columns}, data_type, memory::format_tag::nc);
   dnnl::primitive_attr attr = user_scratchpad_attr();
   const std::vector<std::pair<int, memory::desc>> forward_args = {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}};
   const Eltwise eltwise = eltwise_for(activation);
@@ -71,6 +72,7 @@ ActivationKernel::ActivationKernel(const Activation& activation, int64_t rows, i
         {{DNNL_ARG_DST, data}, {DNNL_ARG_DIFF_DST, data}, {DNNL_ARG_DIFF_SRC, data}});
   } else if (eltwise.algorithm == dnnl::algorithm::undef) {
     plain_loop_ = true;  // selu, softsign, hard_sigmoid
+    check_argument(data_type == memory::data_type::f32, "the plain-loop activations run in float32 only");
     return;
   } else {
     dnnl::eltwise_forward::primitive_desc forward_pd(
@@ -85,23 +87,28 @@ ActivationKernel::ActivationKernel(const Activation& activation, int64_t rows, i
   scratchpad_ = allocate_aligned(std::max(forward_.scratchpad_bytes(), backward_.scratchpad_bytes()));
 }
 
-void ActivationKernel::forward(const float* src, float* dst) {
+void ActivationKernel::forward(const void* src, void* dst) {
   if (activation_.kind == Activation::linear) {
-    if (src != dst) std::memcpy(dst, src, static_cast<size_t>(count_) * sizeof(float));
+    if (src != dst) std::memcpy(dst, src, static_cast<size_t>(count_) * element_bytes_);
   } else if (plain_loop_) {
+    const float* in = static_cast<const float*>(src);
+    float* out = static_cast<float*>(dst);
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < count_; ++i) dst[i] = reference::activate(activation_, src[i]);
+    for (int64_t i = 0; i < count_; ++i) out[i] = reference::activate(activation_, in[i]);
   } else {
     forward_.execute({src, dst}, scratchpad_.get());
   }
 }
 
-void ActivationKernel::backward(const float* src, const float* dst, const float* diff_dst, float* diff_src) {
+void ActivationKernel::backward(const void* src, const void* dst, const void* diff_dst, void* diff_src) {
   if (activation_.kind == Activation::linear) {
-    if (diff_src != diff_dst) std::memcpy(diff_src, diff_dst, static_cast<size_t>(count_) * sizeof(float));
+    if (diff_src != diff_dst) std::memcpy(diff_src, diff_dst, static_cast<size_t>(count_) * element_bytes_);
   } else if (plain_loop_) {
+    const float* in = static_cast<const float*>(src);
+    const float* diff_out = static_cast<const float*>(diff_dst);
+    float* diff_in = static_cast<float*>(diff_src);
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < count_; ++i) diff_src[i] = diff_dst[i] * reference::derivative(activation_, src[i]);
+    for (int64_t i = 0; i < count_; ++i) diff_in[i] = diff_out[i] * reference::derivative(activation_, in[i]);
   } else {
     const bool from_output = activation_.kind == Activation::softmax ||
                              activation_.kind == Activation::log_softmax || eltwise_for(activation_).uses_dst;

@@ -21,21 +21,24 @@ dnnl::post_ops activation_post_ops(const Activation& activation);
 class ActivationKernel {
  public:
   ActivationKernel() = default;
-  /// Over data seen as [rows, columns]; softmax and log_softmax normalise each row.
-  ActivationKernel(const Activation& activation, int64_t rows, int64_t columns);
+  /// Over data seen as [rows, columns] of `data_type` (f32, or bf16 for the activations oneDNN
+  /// runs); softmax and log_softmax normalise each row.
+  ActivationKernel(const Activation& activation, int64_t rows, int64_t columns,
+                   memory::data_type data_type = memory::data_type::f32);
 
   const Activation& activation() const { return activation_; }
   /// src -> dst (may alias).
-  void forward(const float* src, float* dst);
+  void forward(const void* src, void* dst);
   /// diff_src from the forward's input `src` (may be null when backward_from_output), its
   /// output `dst` and diff_dst (may alias diff_src).
-  void backward(const float* src, const float* dst, const float* diff_dst, float* diff_src);
+  void backward(const void* src, const void* dst, const void* diff_dst, void* diff_src);
   /// The implementation picked for each primitive (none for a linear activation).
   std::vector<std::string> implementations() const;
 
  private:
   Activation activation_;
   int64_t count_ = 0;
+  size_t element_bytes_ = sizeof(float);
   bool plain_loop_ = false;  // an activation oneDNN 2.6 has no kernel for
   BoundPrimitive forward_;
   BoundPrimitive backward_;

@@ -26,11 +26,11 @@ memory::dims weight_dims(const WindowGeometry& g) {
   return {g.groups, g.out_channels / g.groups, g.in_channels / g.groups, g.window_height, g.window_width};
 }
 
-ConvDescs conv_descs(const WindowGeometry& g) {
-  return {f32_desc({g.batch, g.in_channels, g.in_height, g.in_width}, tag::nhwc),
-          f32_desc({g.batch, g.out_channels, g.out_height, g.out_width}, tag::nhwc),
+ConvDescs conv_descs(const WindowGeometry& g, memory::data_type data_type = memory::data_type::f32) {
+  return {memory::desc({g.batch, g.in_channels, g.in_height, g.in_width}, data_type, tag::nhwc),
+          memory::desc({g.batch, g.out_channels, g.out_height, g.out_width}, data_type, tag::nhwc),
           f32_desc({g.out_channels}, tag::x),
-          memory::desc(weight_dims(g), memory::data_type::f32, tag::any),
+          memory::desc(weight_dims(g), data_type, tag::any),
           {g.stride_height, g.stride_width},
           {g.dilation_height - 1, g.dilation_width - 1},  // oneDNN counts the gaps
           {g.pad_top, g.pad_left},
@@ -65,13 +65,15 @@ memory::desc Conv2DKernel::keras_weights_desc(const WindowGeometry& g) {
 }
 
 Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
-                           const memory::desc& stored_weights, bool need_diff_src)
+                           const memory::desc& stored_weights, bool need_diff_src, DType dtype,
+                           bool bfloat16_weights)
     : use_bias_(use_bias),
+      dtype_(dtype),
       rows_(g.batch * g.out_height * g.out_width),
       channels_(g.out_channels),
-      activation_(activation, rows_, channels_) {
+      activation_(activation, rows_, channels_, data_type_of(dtype)) {
   check_argument(fusable_as_post_op(activation), "Conv2D fuses only activations whose gradient follows from their output");
-  ConvDescs d = conv_descs(g);
+  ConvDescs d = conv_descs(g, data_type_of(dtype));
   // NOTE: every primitive picks its own weights layout (`any`). Handed another one (the
   // forward's, say), oneDNN 2.6 may fall back to its reference kernels: backward-data 12 s
   // instead of 9 ms. The stored weights are reordered for a primitive that picked otherwise.
@@ -79,7 +81,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   forward_attr.set_post_ops(activation_post_ops(activation));
   dnnl::convolution_forward::primitive_desc forward_pd(forward_desc(d, d.any_weights, use_bias),
                                                        forward_attr, engine());
-  forward_weights_ = WeightsForPrimitive(stored_weights, forward_pd.weights_desc());
+  forward_weights_ = WeightsForPrimitive(stored_weights, forward_pd.weights_desc(), bfloat16_weights);
   std::vector<std::pair<int, memory::desc>> forward_args = {
       {DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, forward_pd.weights_desc()}};
   if (use_bias) forward_args.push_back({DNNL_ARG_BIAS, d.bias});
@@ -92,15 +94,17 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
         {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.dilates,
          d.padding_left, d.padding_right},
         attr, engine(), forward_pd);
-    backward_data_weights_ = WeightsForPrimitive(stored_weights, pd.weights_desc());
+    backward_data_weights_ = WeightsForPrimitive(stored_weights, pd.weights_desc(), bfloat16_weights);
     backward_data_ = BoundPrimitive(dnnl::convolution_backward_data(pd), pd,
                                     {{DNNL_ARG_DIFF_DST, d.dst},
                                      {DNNL_ARG_WEIGHTS, pd.weights_desc()},
                                      {DNNL_ARG_DIFF_SRC, d.src}});
   }
-  // The bias gradient is kernels/column_sums.h, not oneDNN's (slower) bias reduction.
+  // The bias gradient is kernels/column_sums.h, not oneDNN's (slower) bias reduction. Weight
+  // gradients are float32 from bfloat16 activations too (Keras' variables are float32).
+  const memory::desc any_float_weights(weight_dims(g), memory::data_type::f32, tag::any);
   dnnl::convolution_backward_weights::primitive_desc weights_pd(
-      {algorithm::convolution_direct, d.src, d.any_weights, d.dst, d.strides, d.dilates,
+      {algorithm::convolution_direct, d.src, any_float_weights, d.dst, d.strides, d.dilates,
        d.padding_left, d.padding_right},
       attr, engine(), forward_pd);
   memory::desc diff_weights = weights_pd.diff_weights_desc();
@@ -135,7 +139,7 @@ std::vector<std::string> Conv2DKernel::implementations() const {
   return names;
 }
 
-void Conv2DKernel::forward(const float* src, const float* weights, const float* bias, float* dst) {
+void Conv2DKernel::forward(const void* src, const float* weights, const float* bias, void* dst) {
   if (use_bias_) {
     forward_.execute({src, forward_weights_(weights), bias, dst}, scratchpad_.get());
   } else {
@@ -143,29 +147,34 @@ void Conv2DKernel::forward(const float* src, const float* weights, const float* 
   }
 }
 
-void Conv2DKernel::backward(const float* src, const float* dst, float* diff_dst,
-                            const float* weights, float* diff_src, float* diff_weights,
+void Conv2DKernel::backward(const void* src, const void* dst, void* diff_dst,
+                            const float* weights, void* diff_src, float* diff_weights,
                             float* diff_bias) {
   activation_backward(dst, diff_dst);
   if (diff_src != nullptr) backward_data(diff_dst, weights, diff_src);
   backward_weights(src, diff_dst, diff_weights, diff_bias, false);
 }
 
-void Conv2DKernel::activation_backward(const float* dst, float* diff_dst) {
+void Conv2DKernel::activation_backward(const void* dst, void* diff_dst) {
   activation_.backward(nullptr, dst, diff_dst, diff_dst);
 }
 
-void Conv2DKernel::backward_data(const float* diff_dst, const float* weights, float* diff_src) {
+void Conv2DKernel::backward_data(const void* diff_dst, const float* weights, void* diff_src) {
   check_argument(!backward_data_.empty(), "Conv2D kernel was built without input gradient");
   backward_data_.execute({diff_dst, backward_data_weights_(weights), diff_src}, scratchpad_.get());
 }
 
-void Conv2DKernel::backward_weights(const float* src, const float* diff_dst, float* diff_weights,
+void Conv2DKernel::backward_weights(const void* src, const void* diff_dst, float* diff_weights,
                                     float* diff_bias, bool accumulate) {
   backward_weights_.execute({src, diff_dst, own_diff_weights_.get()}, scratchpad_.get());
   (accumulate ? add_to_weights_layout_ : to_weights_layout_)
       .execute({own_diff_weights_.get(), diff_weights}, nullptr);
-  if (use_bias_) column_sums(diff_dst, rows_, channels_, diff_bias, accumulate);
+  if (!use_bias_) return;
+  if (dtype_ == DType::bfloat16) {
+    column_sums(static_cast<const bfloat16*>(diff_dst), rows_, channels_, diff_bias, accumulate);
+  } else {
+    column_sums(static_cast<const float*>(diff_dst), rows_, channels_, diff_bias, accumulate);
+  }
 }
 
 }  // namespace tenfold::kernels::onednn

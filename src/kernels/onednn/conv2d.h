@@ -21,31 +21,36 @@ class Conv2DKernel {
 
   /// `activation` must be fusable (not softmax). `stored_weights` is the layout the weights
   /// are stored in (and their gradients written in); `need_diff_src` is false for a first
-  /// layer, whose input needs no gradient.
+  /// layer, whose input needs no gradient. `dtype` is the activations' and their gradients'
+  /// (float32 or bfloat16); weights, bias and their gradients are float32 either way. With
+  /// `bfloat16_weights` a float32 kernel reads its weights rounded to bfloat16 (it stands in
+  /// for a bfloat16 one).
   Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
-               const memory::desc& stored_weights, bool need_diff_src);
+               const memory::desc& stored_weights, bool need_diff_src, DType dtype = DType::float32,
+               bool bfloat16_weights = false);
 
   /// The implementation oneDNN picked for each primitive, e.g. "forward brg:avx512_core".
   std::vector<std::string> implementations() const;
 
   /// src [N,H,W,C] -> dst [N,OH,OW,F], activation applied.
-  void forward(const float* src, const float* weights, const float* bias, float* dst);
+  void forward(const void* src, const float* weights, const float* bias, void* dst);
   /// All of the backward: activation (in place on diff_dst), data (diff_src may be null when
   /// need_diff_src was false) and weights (diff_bias ignored without bias).
-  void backward(const float* src, const float* dst, float* diff_dst, const float* weights,
-                float* diff_src, float* diff_weights, float* diff_bias);
+  void backward(const void* src, const void* dst, void* diff_dst, const float* weights,
+                void* diff_src, float* diff_weights, float* diff_bias);
 
   /// The activation's backward, in place: diff_dst becomes the gradient before activation.
-  void activation_backward(const float* dst, float* diff_dst);
+  void activation_backward(const void* dst, void* diff_dst);
   /// diff_dst (before activation) -> diff_src.
-  void backward_data(const float* diff_dst, const float* weights, float* diff_src);
+  void backward_data(const void* diff_dst, const float* weights, void* diff_src);
   /// diff_dst (before activation) -> weight and bias gradients, overwritten or, with
   /// `accumulate`, added to (for a batch run in chunks).
-  void backward_weights(const float* src, const float* diff_dst, float* diff_weights,
+  void backward_weights(const void* src, const void* diff_dst, float* diff_weights,
                         float* diff_bias, bool accumulate);
 
  private:
   bool use_bias_;
+  DType dtype_;
   int64_t rows_, channels_;  // diff_dst seen as [N * OH * OW, F]
   BoundPrimitive forward_, backward_data_, backward_weights_;
   WeightsForPrimitive forward_weights_, backward_data_weights_;

@@ -13,7 +13,8 @@ Conv2DTransposeKernel::Conv2DTransposeKernel(const WindowGeometry& mirrored, Act
       channels_(mirrored.in_channels),
       activation_(activation, rows_, channels_) {}
 
-void Conv2DTransposeKernel::forward(const float* src, const float* weights, const float* bias, float* dst) {
+void Conv2DTransposeKernel::forward(const void* src, const float* weights, const float* bias, void* output) {
+  float* dst = static_cast<float*>(output);
   conv_.backward_data(src, weights, dst);
   if (use_bias_) {
 #pragma omp parallel for schedule(static)
@@ -24,10 +25,10 @@ void Conv2DTransposeKernel::forward(const float* src, const float* weights, cons
   activation_.forward(dst, dst);
 }
 
-void Conv2DTransposeKernel::backward(const float* src, const float* dst, float* diff_dst, const float* weights,
-                                     float* diff_src, float* diff_weights, float* diff_bias) {
+void Conv2DTransposeKernel::backward(const void* src, const void* dst, void* diff_dst, const float* weights,
+                                     void* diff_src, float* diff_weights, float* diff_bias) {
   activation_.backward(nullptr, dst, diff_dst, diff_dst);
-  if (use_bias_ && diff_bias) column_sums(diff_dst, rows_, channels_, diff_bias, false);
+  if (use_bias_ && diff_bias) column_sums(static_cast<const float*>(diff_dst), rows_, channels_, diff_bias, false);
   conv_.backward_weights(diff_dst, src, diff_weights, nullptr, false);
   if (need_diff_src_ && diff_src) conv_.forward(diff_dst, weights, nullptr, diff_src);
 }

@@ -19,8 +19,9 @@ class Conv2DTransposeKernel {
   Conv2DTransposeKernel(const WindowGeometry& mirrored, Activation activation, bool use_bias,
                         const memory::desc& stored_weights, bool need_diff_src);
 
-  void forward(const float* src, const float* weights, const float* bias, float* dst);
-  void backward(const float* src, const float* dst, float* diff_dst, const float* weights, float* diff_src,
+  /// Activations in float32 (WeightedStep hands them untyped).
+  void forward(const void* src, const float* weights, const float* bias, void* dst);
+  void backward(const void* src, const void* dst, void* diff_dst, const float* weights, void* diff_src,
                 float* diff_weights, float* diff_bias);
   std::vector<std::string> implementations() const { return conv_.implementations(); }
 

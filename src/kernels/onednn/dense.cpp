@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 #include "kernels/column_sums.h"
 
 namespace tenfold::kernels::onednn {
@@ -14,12 +15,19 @@ using tag = memory::format_tag;
 }  // namespace
 
 DenseKernel::DenseKernel(int64_t rows, int64_t in, int64_t units, Activation activation,
-                         bool use_bias, bool need_diff_src)
-    : rows_(rows), units_(units), use_bias_(use_bias), activation_(activation, rows, units) {
+                         bool use_bias, bool need_diff_src, DType dtype)
+    : rows_(rows),
+      units_(units),
+      kernel_elements_(in * units),
+      use_bias_(use_bias),
+      dtype_(dtype),
+      activation_(activation, rows, units, data_type_of(dtype)) {
   check_argument(fusable_as_post_op(activation), "Dense fuses only activations whose gradient follows from their output");
-  memory::desc src = f32_desc({rows, in}, tag::ab);
-  memory::desc kernel = f32_desc({in, units}, tag::ab);
-  memory::desc dst = f32_desc({rows, units}, tag::ab);
+  const memory::data_type data_type = data_type_of(dtype);
+  memory::desc src({rows, in}, data_type, tag::ab);
+  memory::desc kernel({in, units}, data_type, tag::ab);
+  memory::desc dst({rows, units}, data_type, tag::ab);
+  if (dtype == DType::bfloat16) bfloat16_kernel_ = allocate_aligned(size_t(in * units) * sizeof(bfloat16));
   memory::desc bias = f32_desc({1, units}, tag::ab);
   dnnl::primitive_attr forward_attr = user_scratchpad_attr();
   forward_attr.set_post_ops(activation_post_ops(activation));
@@ -36,41 +44,55 @@ DenseKernel::DenseKernel(int64_t rows, int64_t in, int64_t units, Activation act
   if (need_diff_src) {
     // diff_src [rows, in] = diff_dst [rows, units] x kernel^T [units, in] (the kernel's memory
     // read transposed).
-    memory::desc kernel_transposed = f32_desc({units, in}, tag::ba);
+    memory::desc kernel_transposed({units, in}, data_type, tag::ba);
     dnnl::matmul::primitive_desc pd({dst, kernel_transposed, src}, attr, engine());
     backward_data_ = BoundPrimitive(
         dnnl::matmul(pd), pd,
         {{DNNL_ARG_SRC, dst}, {DNNL_ARG_WEIGHTS, kernel_transposed}, {DNNL_ARG_DST, src}});
   }
-  // diff_kernel [in, units] = src^T [in, rows] x diff_dst [rows, units].
-  memory::desc src_transposed = f32_desc({in, rows}, tag::ba);
-  dnnl::matmul::primitive_desc weights_pd({src_transposed, dst, kernel}, attr, engine());
+  // diff_kernel [in, units] = src^T [in, rows] x diff_dst [rows, units], in float32.
+  memory::desc src_transposed({in, rows}, data_type, tag::ba);
+  memory::desc diff_kernel = f32_desc({in, units}, tag::ab);
+  dnnl::matmul::primitive_desc weights_pd({src_transposed, dst, diff_kernel}, attr, engine());
   backward_weights_ = BoundPrimitive(
       dnnl::matmul(weights_pd), weights_pd,
-      {{DNNL_ARG_SRC, src_transposed}, {DNNL_ARG_WEIGHTS, dst}, {DNNL_ARG_DST, kernel}});
+      {{DNNL_ARG_SRC, src_transposed}, {DNNL_ARG_WEIGHTS, dst}, {DNNL_ARG_DST, diff_kernel}});
   scratchpad_ = allocate_aligned(std::max({forward_.scratchpad_bytes(),
                                            backward_data_.scratchpad_bytes(),
                                            backward_weights_.scratchpad_bytes()}));
 }
 
-void DenseKernel::forward(const float* src, const float* kernel, const float* bias, float* dst) {
+const void* DenseKernel::product_kernel(const float* kernel) const {
+  return dtype_ == DType::bfloat16 ? static_cast<const void*>(bfloat16_kernel_.get()) : kernel;
+}
+
+void DenseKernel::forward(const void* src, const float* kernel, const float* bias, void* dst) {
+  if (dtype_ == DType::bfloat16) {
+    auto* copy = reinterpret_cast<bfloat16*>(bfloat16_kernel_.get());
+    to_bfloat16(kernel, copy, kernel_elements_);
+  }
   if (use_bias_) {
-    forward_.execute({src, kernel, bias, dst}, scratchpad_.get());
+    forward_.execute({src, product_kernel(kernel), bias, dst}, scratchpad_.get());
   } else {
-    forward_.execute({src, kernel, dst}, scratchpad_.get());
+    forward_.execute({src, product_kernel(kernel), dst}, scratchpad_.get());
   }
 }
 
-void DenseKernel::backward(const float* src, const float* dst, float* diff_dst,
-                           const float* kernel, float* diff_src, float* diff_kernel,
+void DenseKernel::backward(const void* src, const void* dst, void* diff_dst,
+                           const float* kernel, void* diff_src, float* diff_kernel,
                            float* diff_bias) {
   activation_.backward(nullptr, dst, diff_dst, diff_dst);
   if (diff_src != nullptr) {
     check_argument(!backward_data_.empty(), "Dense kernel was built without input gradient");
-    backward_data_.execute({diff_dst, kernel, diff_src}, scratchpad_.get());
+    backward_data_.execute({diff_dst, product_kernel(kernel), diff_src}, scratchpad_.get());
   }
   backward_weights_.execute({src, diff_dst, diff_kernel}, scratchpad_.get());
-  if (use_bias_) column_sums(diff_dst, rows_, units_, diff_bias, false);
+  if (!use_bias_) return;
+  if (dtype_ == DType::bfloat16) {
+    column_sums(static_cast<const bfloat16*>(diff_dst), rows_, units_, diff_bias, false);
+  } else {
+    column_sums(static_cast<const float*>(diff_dst), rows_, units_, diff_bias, false);
+  }
 }
 
 std::vector<std::string> DenseKernel::implementations() const {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 
 namespace tenfold::kernels::onednn {
 
@@ -23,6 +24,14 @@ dnnl::stream& stream() {
 
 memory::desc f32_desc(const memory::dims& dims, memory::format_tag tag) {
   return memory::desc(dims, memory::data_type::f32, tag);
+}
+
+memory::data_type data_type_of(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return memory::data_type::f32;
+    case DType::bfloat16: return memory::data_type::bf16;
+    default: throw Error(ErrorCode::internal, std::string("oneDNN kernels take float32 or bfloat16, not ") + dtype_name(dtype));
+  }
 }
 
 memory unbound(const memory::desc& desc) { return memory(desc, engine(), DNNL_MEMORY_NONE); }
@@ -139,17 +148,25 @@ void BoundPrimitive::execute(std::initializer_list<const void*> pointers, void* 
   stream().wait();
 }
 
-WeightsForPrimitive::WeightsForPrimitive(const memory::desc& stored, const memory::desc& picked) {
-  if (stored == picked) return;
+WeightsForPrimitive::WeightsForPrimitive(const memory::desc& stored, const memory::desc& picked,
+                                         bool round_to_bfloat16)
+    : rounds_(round_to_bfloat16) {
+  check_argument(!rounds_ || picked.data_type() == memory::data_type::f32, "only float32 weights are rounded");
+  if (stored == picked && !rounds_) return;
   dnnl::reorder::primitive_desc pd(engine(), stored, engine(), picked);
   reorder_ = BoundPrimitive(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, stored}, {DNNL_ARG_TO, picked}});
   copy_ = allocate_aligned(picked.get_size());
+  copy_floats_ = int64_t(picked.get_size() / sizeof(float));
 }
 
-const float* WeightsForPrimitive::operator()(const float* stored) {
+const void* WeightsForPrimitive::operator()(const float* stored) {
   if (reorder_.empty()) return stored;
   reorder_.execute({stored, copy_.get()}, nullptr);
-  return reinterpret_cast<const float*>(copy_.get());
+  if (rounds_) {
+    auto* values = reinterpret_cast<float*>(copy_.get());
+    kernels::round_to_bfloat16(values, values, copy_floats_);
+  }
+  return copy_.get();
 }
 
 void reorder(const memory::desc& from_desc, const void* from, const memory::desc& to_desc,

@@ -19,6 +19,8 @@ dnnl::stream& stream();
 
 /// A plain f32 memory descriptor.
 memory::desc f32_desc(const memory::dims& dims, memory::format_tag tag);
+/// oneDNN's data type of a Tenfold dtype (float32 or bfloat16).
+memory::data_type data_type_of(DType dtype);
 /// Memory bound to no data; its handle is set before each execution.
 memory unbound(const memory::desc& desc);
 /// Primitive attributes with a user-managed scratchpad (see Scratchpad).
@@ -67,20 +69,24 @@ class BoundPrimitive {
   std::string implementation_;
 };
 
-/// Weights handed to a primitive in the layout it picked: stored weights as they are when the
-/// layouts agree, otherwise a private copy reordered from the stored layout at each use
-/// (microseconds: weights are small next to activations).
+/// Weights handed to a primitive in the layout and data type it picked: stored weights as they
+/// are when those agree, otherwise a private copy reordered (and converted to bfloat16) from
+/// the stored float32 at each use (microseconds: weights are small next to activations).
 class WeightsForPrimitive {
  public:
   WeightsForPrimitive() = default;
-  WeightsForPrimitive(const memory::desc& stored, const memory::desc& picked);
+  /// With `round_to_bfloat16`, float32 weights are handed over rounded to bfloat16's precision
+  /// (a float32 kernel standing in for a bfloat16 one).
+  WeightsForPrimitive(const memory::desc& stored, const memory::desc& picked, bool round_to_bfloat16 = false);
   bool reorders() const { return !reorder_.empty(); }
   /// The weights to pass to the primitive.
-  const float* operator()(const float* stored);
+  const void* operator()(const float* stored);
 
  private:
   BoundPrimitive reorder_;
   std::shared_ptr<std::byte> copy_;
+  bool rounds_ = false;
+  int64_t copy_floats_ = 0;
 };
 
 /// Reorders `count` floats between two layouts of the same logical tensor (save/load path).

@@ -12,17 +12,18 @@ bool padded(const WindowGeometry& g) { return g.pad_top + g.pad_left + g.pad_bot
 
 }  // namespace
 
-PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g)
+PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g, DType dtype)
     : geometry_(g),
+      dtype_(dtype),
       tiling_max_(kind == PoolKind::max && windows_tile(g)),
-      tiling_average_(kind == PoolKind::average && windows_tile(g) && !padded(g)) {
+      tiling_average_(kind == PoolKind::average && windows_tile(g) && !padded(g) && dtype == DType::float32) {
   if (tiling_max_) {
     workspace_bytes_ = size_t(g.batch * g.out_height * g.out_width * g.in_channels);  // argmax
     return;
   }
   using tag = memory::format_tag;
-  memory::desc src = f32_desc({g.batch, g.in_channels, g.in_height, g.in_width}, tag::nhwc);
-  memory::desc dst = f32_desc({g.batch, g.in_channels, g.out_height, g.out_width}, tag::nhwc);
+  memory::desc src({g.batch, g.in_channels, g.in_height, g.in_width}, data_type_of(dtype), tag::nhwc);
+  memory::desc dst({g.batch, g.in_channels, g.out_height, g.out_width}, data_type_of(dtype), tag::nhwc);
   // Without padding the two averages agree; include-padding's forward runs 3x faster.
   dnnl::algorithm algorithm = kind == PoolKind::max ? dnnl::algorithm::pooling_max
                               : padded(g)           ? dnnl::algorithm::pooling_avg_exclude_padding
@@ -55,9 +56,13 @@ PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g)
   scratchpad_ = allocate_aligned(std::max(forward_.scratchpad_bytes(), backward_.scratchpad_bytes()));
 }
 
-void PoolingKernel::forward(const float* src, float* dst, void* workspace) {
-  if (tiling_max_) {
-    tiling_max_forward(geometry_, src, dst, static_cast<uint8_t*>(workspace));
+void PoolingKernel::forward(const void* src, void* dst, void* workspace) {
+  if (tiling_max_ && dtype_ == DType::bfloat16) {
+    tiling_max_forward(geometry_, static_cast<const bfloat16*>(src), static_cast<bfloat16*>(dst),
+                       static_cast<uint8_t*>(workspace));
+  } else if (tiling_max_) {
+    tiling_max_forward(geometry_, static_cast<const float*>(src), static_cast<float*>(dst),
+                       static_cast<uint8_t*>(workspace));
   } else if (workspace_bytes_ > 0) {
     forward_.execute({src, dst, workspace}, scratchpad_.get());
   } else {
@@ -65,11 +70,14 @@ void PoolingKernel::forward(const float* src, float* dst, void* workspace) {
   }
 }
 
-void PoolingKernel::backward(const float* diff_dst, float* diff_src, const void* workspace) {
-  if (tiling_max_) {
-    tiling_max_backward(geometry_, diff_dst, static_cast<const uint8_t*>(workspace), diff_src);
+void PoolingKernel::backward(const void* diff_dst, void* diff_src, const void* workspace) {
+  const auto* argmax = static_cast<const uint8_t*>(workspace);
+  if (tiling_max_ && dtype_ == DType::bfloat16) {
+    tiling_max_backward(geometry_, static_cast<const bfloat16*>(diff_dst), argmax, static_cast<bfloat16*>(diff_src));
+  } else if (tiling_max_) {
+    tiling_max_backward(geometry_, static_cast<const float*>(diff_dst), argmax, static_cast<float*>(diff_src));
   } else if (tiling_average_) {
-    tiling_average_backward(geometry_, diff_dst, diff_src);
+    tiling_average_backward(geometry_, static_cast<const float*>(diff_dst), static_cast<float*>(diff_src));
   } else if (workspace_bytes_ > 0) {
     backward_.execute({diff_dst, diff_src, workspace}, scratchpad_.get());
   } else {

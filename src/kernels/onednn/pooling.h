@@ -17,14 +17,15 @@ using reference::PoolKind;
 
 class PoolingKernel {
  public:
-  PoolingKernel(PoolKind kind, const WindowGeometry& g);
+  /// Over activations of `dtype`, float32 or bfloat16.
+  PoolingKernel(PoolKind kind, const WindowGeometry& g, DType dtype = DType::float32);
 
   /// Bytes of workspace one forward writes (0 for average pooling).
   size_t workspace_bytes() const { return workspace_bytes_; }
   /// src [N,H,W,C] -> dst [N,OH,OW,C]; writes `workspace` for the backward.
-  void forward(const float* src, float* dst, void* workspace);
+  void forward(const void* src, void* dst, void* workspace);
   /// diff_dst -> diff_src, reading the workspace its forward wrote.
-  void backward(const float* diff_dst, float* diff_src, const void* workspace);
+  void backward(const void* diff_dst, void* diff_src, const void* workspace);
   /// The implementation picked for each primitive.
   std::vector<std::string> implementations() const;
 
@@ -32,6 +33,7 @@ class PoolingKernel {
   // Windows that tile the input run on kernels/tiling_pool.h: max pooling entirely, average
   // pooling's backward when unpadded (oneDNN's took 2 ms for LeNet's 256x28x28x6).
   WindowGeometry geometry_;
+  DType dtype_;
   bool tiling_max_ = false, tiling_average_ = false;
   BoundPrimitive forward_, backward_;
   size_t workspace_bytes_ = 0;

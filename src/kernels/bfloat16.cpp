@@ -1,0 +1,76 @@
+#include "kernels/bfloat16.h"
+
+#include <cstring>
+
+#include "core/error.h"
+
+namespace tenfold::kernels {
+
+// The loops read and write bfloat16 as its bits: GCC vectorizes them over plain integers,
+// not over a struct.
+
+namespace {
+
+/// The bfloat16 nearest a float's bits (ties to even; NaN stays NaN).
+inline uint16_t rounded_bits(uint32_t bits) {
+  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  return nan ? uint16_t((bits >> 16) | 0x40) : uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+}  // namespace
+
+void to_bfloat16(const float* from, bfloat16* to, int64_t count) {
+  const auto* __restrict in = reinterpret_cast<const uint32_t*>(from);
+  auto* __restrict out = reinterpret_cast<uint16_t*>(to);
+#pragma omp parallel for simd schedule(static) if (count > (1 << 16))
+  for (int64_t i = 0; i < count; ++i) {
+    out[i] = rounded_bits(in[i]);
+  }
+}
+
+void to_float(const bfloat16* from, float* to, int64_t count) {
+  const auto* __restrict in = reinterpret_cast<const uint16_t*>(from);
+  auto* __restrict out = reinterpret_cast<uint32_t*>(to);
+#pragma omp parallel for simd schedule(static) if (count > (1 << 16))
+  for (int64_t i = 0; i < count; ++i) out[i] = uint32_t(in[i]) << 16;
+}
+
+void round_to_bfloat16(const float* from, float* to, int64_t count) {
+  const auto* __restrict in = reinterpret_cast<const uint32_t*>(from);
+  auto* __restrict out = reinterpret_cast<uint32_t*>(to);
+#pragma omp parallel for simd schedule(static) if (count > (1 << 16))
+  for (int64_t i = 0; i < count; ++i) out[i] = uint32_t(rounded_bits(in[i])) << 16;
+}
+
+void convert(const Tensor& from, Tensor& to) {
+  check_argument(from.num_elements() == to.num_elements(),
+                 "cannot convert " + from.shape().to_string() + " into " + to.shape().to_string());
+  const int64_t count = from.num_elements();
+  if (from.dtype() == to.dtype()) {
+    std::memcpy(to.raw_data(), from.raw_data(), from.num_bytes());
+  } else if (from.dtype() == DType::float32 && to.dtype() == DType::bfloat16) {
+    to_bfloat16(from.data<float>(), to.data<bfloat16>(), count);
+  } else if (from.dtype() == DType::bfloat16 && to.dtype() == DType::float32) {
+    to_float(from.data<bfloat16>(), to.data<float>(), count);
+  } else {
+    throw Error(ErrorCode::internal, std::string("no conversion from ") + dtype_name(from.dtype()) + " to " +
+                                         dtype_name(to.dtype()));
+  }
+}
+
+void add_into(const Tensor& from, Tensor& to) {
+  check_argument(from.num_elements() == to.num_elements() && from.dtype() == to.dtype(),
+                 "add_into needs tensors of one shape and dtype");
+  const int64_t count = from.num_elements();
+  if (to.dtype() == DType::float32) {
+    const float* part = from.data<float>();
+    float* sum = to.data<float>();
+    for (int64_t i = 0; i < count; ++i) sum[i] += part[i];
+    return;
+  }
+  const bfloat16* part = from.data<bfloat16>();
+  bfloat16* sum = to.data<bfloat16>();
+  for (int64_t i = 0; i < count; ++i) sum[i] = to_bfloat16(to_float(sum[i]) + to_float(part[i]));
+}
+
+}  // namespace tenfold::kernels

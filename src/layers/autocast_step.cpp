@@ -1,0 +1,105 @@
+#include "layers/autocast_step.h"
+
+#include "core/error.h"
+#include "kernels/bfloat16.h"
+
+namespace tenfold {
+
+namespace {
+
+size_t bytes_of(const Shape& shape, DType dtype) {
+  constexpr size_t alignment = 64;
+  const size_t bytes = size_t(shape.num_elements()) * dtype_size(dtype);
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+}  // namespace
+
+AutocastStep::AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Shape>& input_shapes,
+                           const std::vector<DType>& input_dtypes, const Shape& output_shape,
+                           DType output_dtype)
+    : step_(std::move(step)),
+      output_dtype_(output_dtype),
+      inputs_(input_shapes.size()),
+      input_shapes_(input_shapes),
+      output_shape_(output_shape) {
+  const DType inner = step_->compute_dtype();
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    inputs_[k].rounds = input_dtypes.at(k) == inner && inner == DType::float32 && output_dtype == DType::bfloat16;
+    inputs_[k].converts = input_dtypes.at(k) != inner || inputs_[k].rounds;
+    if (inputs_[k].converts) scratch_bytes_ += 2 * bytes_of(input_shapes[k], inner);
+  }
+  output_.converts = output_dtype != inner;
+  if (output_.converts) scratch_bytes_ += 2 * bytes_of(output_shape, inner);
+}
+
+void AutocastStep::bind(std::byte* scratch) {
+  const DType inner = step_->compute_dtype();
+  auto take = [&](const Shape& shape) {
+    Tensor view = Tensor::view(scratch, shape, inner);
+    scratch += bytes_of(shape, inner);
+    return view;
+  };
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    if (!inputs_[k].converts) continue;
+    inputs_[k].value = take(input_shapes_[k]);
+    inputs_[k].gradient = take(input_shapes_[k]);
+  }
+  if (output_.converts) {
+    output_.value = take(output_shape_);
+    output_.gradient = take(output_shape_);
+  }
+}
+
+bool AutocastStep::needed(DType step_dtype, DType layer_dtype, const std::vector<DType>& input_dtypes) {
+  if (step_dtype != layer_dtype) return true;
+  for (DType input : input_dtypes) {
+    if (input != step_dtype) return true;
+  }
+  return false;
+}
+
+const Tensor& AutocastStep::to_step(const Tensor& tensor, Converted& converted) {
+  if (!converted.converts) return tensor;
+  if (converted.rounds) {
+    kernels::round_to_bfloat16(tensor.data<float>(), converted.value.data<float>(), tensor.num_elements());
+  } else {
+    kernels::convert(tensor, converted.value);
+  }
+  return converted.value;
+}
+
+void AutocastStep::forward(std::span<const Tensor> inputs, Tensor& output, bool training) {
+  step_inputs_.clear();
+  for (size_t k = 0; k < inputs.size(); ++k) step_inputs_.push_back(to_step(inputs[k], inputs_[k]));
+  Tensor& step_output = output_.converts ? output_.value : output;
+  step_->forward(step_inputs_, step_output, training);
+  if (output_.converts) kernels::convert(step_output, output);
+}
+
+void AutocastStep::backward(std::span<const Tensor> inputs, const Tensor& output, Tensor& grad_output,
+                            std::span<Tensor* const> grad_inputs, std::span<Tensor> weight_gradients,
+                            bool grad_is_for_logits) {
+  // The scratch was others' since forward: convert the inputs and output again (the output
+  // from its rounded copy, which is what the rest of the model saw).
+  step_inputs_.clear();
+  for (size_t k = 0; k < inputs.size(); ++k) step_inputs_.push_back(to_step(inputs[k], inputs_[k]));
+  const Tensor& step_output = to_step(output, output_);
+  Tensor& step_grad_output = output_.converts ? output_.gradient : grad_output;
+  if (output_.converts) kernels::convert(grad_output, step_grad_output);
+  step_grad_inputs_.clear();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    // A rounded input's gradient is float32 already.
+    const bool converts = grad_inputs[k] != nullptr && inputs_[k].converts && !inputs_[k].rounds;
+    step_grad_inputs_.push_back(converts ? &inputs_[k].gradient : grad_inputs[k]);
+  }
+  step_->backward(step_inputs_, step_output, step_grad_output, step_grad_inputs_, weight_gradients,
+                  grad_is_for_logits);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (grad_inputs[k] != nullptr && inputs_[k].converts && !inputs_[k].rounds) {
+      kernels::convert(inputs_[k].gradient, *grad_inputs[k]);
+    }
+  }
+}
+
+}  // namespace tenfold

@@ -1,0 +1,155 @@
+// Keras' mixed_bfloat16 policy: float32 variables, bfloat16 compute. Against Keras (TensorFlow
+// backend, fixtures by tools/make_keras_fixtures.py): 3 Adam steps of the recipe's model from
+// the same initial weights, and a Keras file of a convolution stack made under the policy.
+//
+// Tolerance, from bfloat16's 8-bit significand: each rounding errs by up to 2^-9 relative, and
+// Tenfold and TensorFlow round in different places (TensorFlow after every op, Tenfold after
+// each layer), so activations differ by a few 2^-9 and the loss by about as much: losses are
+// compared within 2^-7 relative. Adam divides each gradient by its own magnitude, so a weight's
+// update (about the learning rate per step) flips where its gradient is near zero: weights are
+// compared by their updates, final - initial, as a whole: the L2 distance between Tenfold's
+// and Keras' updates within 2^-4 of the size of Keras' update (measured: 0.024; the same model
+// in float32 is 0.093 from Keras' mixed_bfloat16 updates, so the bound tells the two apart).
+// Predictions (probabilities below 1, rounded to bfloat16) within 2^-7.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "io/model_file.h"
+#include "kernels/bfloat16.h"
+#include "losses/crossentropy.h"
+#include "optimizers/adam.h"
+#include "support/check.h"
+#include "support/npy.h"
+
+namespace tenfold {
+namespace {
+
+using testing::fixture_path;
+using testing::read_npy;
+
+Tensor fixture_weight(const std::string& fixture, const std::string& stage, const Layer& layer,
+                      const Variable& weight) {
+  return read_npy(fixture_path("keras/" + fixture + "/" + stage + "/" + layer.name() + "." + weight.name() + ".npy"));
+}
+
+struct UpdateDistance {
+  double tenfold_to_keras = 0, keras_update = 0;
+  double relative() const { return std::sqrt(tenfold_to_keras / keras_update); }
+};
+
+/// Trains `model` 3 Adam steps on the parity batch from the fixture's initial weights; returns
+/// its losses and adds up the squared distance of its updates to the fixture's.
+std::vector<double> three_adam_steps(models::Model& model, const std::string& fixture, UpdateDistance& distance) {
+  model.compile(std::make_shared<optimizers::Adam>(), std::make_shared<losses::SparseCategoricalCrossentropy>(),
+                {"accuracy"});
+  for (Layer* layer : model.layers()) {
+    for (Variable* weight : layer->weights()) weight->assign(fixture_weight(fixture, "initial", *layer, *weight));
+  }
+  Tensor x = read_npy(fixture_path("keras/parity/x.npy"));
+  Tensor y = read_npy(fixture_path("keras/parity/y.npy"));
+  models::FitOptions options;
+  options.batch_size = x.shape()[0];
+  options.epochs = 3;
+  options.shuffle = false;
+  options.verbose = 0;
+  models::History history = model.fit(x, y, options);
+  for (Layer* layer : model.layers()) {
+    for (Variable* weight : layer->weights()) {
+      Tensor initial = fixture_weight(fixture, "initial", *layer, *weight);
+      Tensor keras = fixture_weight(fixture, "final", *layer, *weight);
+      Tensor tenfold = weight->read();
+      for (int64_t i = 0; i < keras.num_elements(); ++i) {
+        const double keras_update = double(keras.data<float>()[i]) - initial.data<float>()[i];
+        const double difference = double(tenfold.data<float>()[i]) - keras.data<float>()[i];
+        distance.keras_update += keras_update * keras_update;
+        distance.tenfold_to_keras += difference * difference;
+      }
+    }
+  }
+  return history.history.at("loss");
+}
+
+TEST(MixedBfloat16, ThreeAdamStepsOfTheRecipeModelAsKeras) {
+  reset_layer_names();
+  auto model = io::load_model_json(fixture_path("keras/parity_mixed_bfloat16/model.json"));
+  for (Layer* layer : model->layers()) EXPECT_EQ(layer->dtype_policy(), DTypePolicy::mixed_bfloat16) << layer->name();
+  UpdateDistance mixed;
+  std::vector<double> losses = three_adam_steps(*model, "parity_mixed_bfloat16", mixed);
+  std::vector<double> keras = testing::read_npy_doubles(fixture_path("keras/parity_mixed_bfloat16/losses.npy"));
+  ASSERT_EQ(losses.size(), keras.size());
+  for (size_t step = 0; step < keras.size(); ++step) {
+    EXPECT_NEAR(losses[step], keras[step], std::ldexp(keras[step], -7)) << "step " << step;
+  }
+  // The same model in float32: its updates are further from Keras' bfloat16 ones, or the
+  // comparison could not tell the policies apart.
+  reset_layer_names();
+  auto float32 = io::load_model_json(fixture_path("keras/parity_mixed_bfloat16/model.json"));
+  for (Layer* layer : float32->layers()) layer->set_dtype_policy(DTypePolicy::float32);
+  UpdateDistance plain;
+  three_adam_steps(*float32, "parity_mixed_bfloat16", plain);
+  EXPECT_LT(mixed.relative(), 0.0625);
+  EXPECT_GT(plain.relative(), 0.0625);
+}
+
+TEST(MixedBfloat16, KerasFilesLoadWithTheirPolicyAndSaveIt) {
+  const std::string directory = fixture_path("keras/parity_mixed_bfloat16_conv_stack/");
+  Tensor x = read_npy(fixture_path("keras/parity/x.npy")).slice_batch(0, 8);
+  Tensor keras = read_npy(directory + "predictions.npy");
+  for (const char* file : {"model.keras", "model.h5"}) {
+    SCOPED_TRACE(file);
+    auto model = io::load_model(directory + file);
+    for (Layer* layer : model->layers()) EXPECT_EQ(layer->dtype_policy(), DTypePolicy::mixed_bfloat16) << layer->name();
+    EXPECT_TRUE(testing::all_close(model->predict(x), keras, 0, 1.0 / 128));
+    // Written back as Keras 3 writes it.
+    const nlohmann::json config = model->layers().front()->get_config();
+    EXPECT_EQ(config.at("dtype").at("class_name"), "DTypePolicy");
+    EXPECT_EQ(config.at("dtype").at("config").at("name"), "mixed_bfloat16");
+  }
+}
+
+TEST(MixedBfloat16, ActivationsAndGradientsTakeHalfTheArena) {
+  // Every tensor but the float32 input is bfloat16: the arena of the recipe's training step
+  // is half of float32's, within the input and a layer's alignment.
+  auto arena = [](DTypePolicy policy) {
+    reset_layer_names();
+    auto model = io::load_model_json(fixture_path("keras/parity_mixed_bfloat16/model.json"));
+    for (Layer* layer : model->layers()) layer->set_dtype_policy(policy);
+    model->compile(std::make_shared<optimizers::Adam>(), std::make_shared<losses::SparseCategoricalCrossentropy>());
+    return double(model->compiled_step(256, true).arena_bytes());
+  };
+  const double ratio = arena(DTypePolicy::mixed_bfloat16) / arena(DTypePolicy::float32);
+  EXPECT_GT(ratio, 0.45);
+  EXPECT_LT(ratio, 0.55);
+}
+
+TEST(MixedBfloat16, Float16PoliciesAreRefusedSayingWhatToUse) {
+  auto error_of = [](const nlohmann::json& dtype) {
+    try {
+      dtype_policy_from_config(dtype);
+    } catch (const Error& error) {
+      return error.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("mixed_float16").find("not supported on CPUs (no float16 units); use 'mixed_bfloat16'"),
+            std::string::npos);
+  const nlohmann::json float64 = {{"class_name", "DTypePolicy"}, {"config", {{"name", "float64"}}}};
+  EXPECT_NE(error_of(float64).find("dtype policy 'float64' is not supported"), std::string::npos);
+  EXPECT_EQ(dtype_policy_from_config(nullptr), DTypePolicy::float32);
+}
+
+TEST(MixedBfloat16, ConversionsRoundToNearestEven) {
+  // Against the bit patterns numpy's ml_dtypes.bfloat16 (TensorFlow's and JAX's) gives.
+  EXPECT_EQ(kernels::to_bfloat16(1.0f).bits, 0x3f80);
+  EXPECT_EQ(kernels::to_bfloat16(1.00390625f).bits, 0x3f80);  // halfway to 0x3f81: even
+  EXPECT_EQ(kernels::to_bfloat16(1.01171875f).bits, 0x3f82);  // halfway to 0x3f82 from 0x3f81: even
+  EXPECT_EQ(kernels::to_bfloat16(-2.5f).bits, 0xc020);
+  EXPECT_TRUE(std::isnan(kernels::to_float(kernels::to_bfloat16(std::nanf("")))));
+  EXPECT_TRUE(std::isinf(kernels::to_float(kernels::to_bfloat16(INFINITY))));
+  EXPECT_EQ(kernels::to_bfloat16(3.0e38f).bits, 0x7f62);
+}
+
+}  // namespace
+}  // namespace tenfold

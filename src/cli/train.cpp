@@ -42,6 +42,9 @@ options:
                             accuracy for classification, none for regression)
   --freeze LAYER,...        layers whose weights stay fixed (layer.trainable = False); the
                             model is compiled again, so its optimizer starts afresh
+  --dtype-policy NAME       float32 or mixed_bfloat16 (Keras' policies: float32 variables,
+                            bfloat16 compute on the CPU's bfloat16 units) for every layer
+                            (default: the file's, or float32)
   --class-weight balanced|FILE.json
                             weigh each class's samples in the training loss (Keras'
                             class_weight): balanced gives n_samples / (n_classes x count);
@@ -171,6 +174,7 @@ int train(const std::vector<std::string>& args) {
     check_argument(*compile_options.learning_rate > 0, "--learning-rate must be > 0, got " + *text);
   }
   compile_options.frozen = arguments.take_list("--freeze");
+  std::optional<std::string> dtype_policy = arguments.take("--dtype-policy");
   std::string class_weight = arguments.take("--class-weight", "");
   int epochs = int(arguments.take_integer("--epochs", 10, 0));
   bool global_batch_given = false;
@@ -215,6 +219,7 @@ int train(const std::vector<std::string>& args) {
     model = model_name == "seed-cnn"           ? models::seed_cnn()
             : model_name.ends_with(".json") ? io::load_model_json(model_name)
                                                : io::load_model(model_name);
+    if (dtype_policy) model->set_dtype_policy(dtype_policy_from_name(*dtype_policy));
   }
   check_argument(model->num_inputs() == 1 && model->num_outputs() == 1,
                  "tenfold train takes models with one input and one output; model '" + model->name() + "' has " +

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/bfloat16.h"
+
 namespace tenfold::kernels {
 
 BatchNormKernel::BatchNormKernel(const BatchNormGeometry& g)
@@ -12,34 +14,45 @@ BatchNormKernel::BatchNormKernel(const BatchNormGeometry& g)
       b_(size_t(g.channels)),
       offset_(size_t(g.channels)) {}
 
-void BatchNormKernel::per_channel_affine(const float* first, const float* second, float* dst) const {
-  const int64_t channels = g_.channels;
-  const float *a = a_.data(), *b = b_.data(), *offset = offset_.data();
+void BatchNormKernel::per_channel_affine(const void* first, const void* second, void* dst) const {
+  with_element_type(g_.dtype, [&](auto element) {
+    using Element = decltype(element);
+    const int64_t channels = g_.channels;
+    const float *a = a_.data(), *b = b_.data(), *offset = offset_.data();
 #pragma omp parallel for schedule(static)
-  for (int64_t row = 0; row < g_.rows; ++row) {
-    const float* x = first + row * channels;
-    float* y = dst + row * channels;
-    if (second) {
-      const float* z = second + row * channels;
-      for (int64_t c = 0; c < channels; ++c) y[c] = a[c] * x[c] + b[c] * z[c] + offset[c];
-    } else {
-      for (int64_t c = 0; c < channels; ++c) y[c] = x[c] * a[c] + offset[c];
+    for (int64_t row = 0; row < g_.rows; ++row) {
+      const Element* __restrict x = static_cast<const Element*>(first) + row * channels;
+      Element* __restrict y = static_cast<Element*>(dst) + row * channels;
+      if (second) {
+        const Element* __restrict z = static_cast<const Element*>(second) + row * channels;
+        for (int64_t c = 0; c < channels; ++c) assign(y[c], a[c] * as_float(x[c]) + b[c] * as_float(z[c]) + offset[c]);
+      } else {
+        for (int64_t c = 0; c < channels; ++c) assign(y[c], as_float(x[c]) * a[c] + offset[c]);
+      }
     }
-  }
+  });
 }
 
-void BatchNormKernel::forward_sums(const float* src, double* sums) {
-  const int64_t channels = g_.channels;
+void BatchNormKernel::paired_sums(const void* a, const void* b, double* sums) {
+  with_element_type(g_.dtype, [&](auto element) {
+    using Element = decltype(element);
+    const int64_t channels = g_.channels;
+    sums_.run(2 * channels, [&](int64_t row, double* partial) {
+      const Element* first = static_cast<const Element*>(a) + row * channels;
+      const Element* second = static_cast<const Element*>(b) + row * channels;
+      double* products = partial + channels;
+      for (int64_t c = 0; c < channels; ++c) {
+        partial[c] += as_float(first[c]);
+        products[c] += double(as_float(first[c])) * as_float(second[c]);
+      }
+    }, sums);
+  });
+}
+
+void BatchNormKernel::forward_sums(const void* src, double* sums) {
   // Sums of x and x^2, one pass: in double the cancellation in E[x^2] - E[x]^2 costs nothing
   // a float input can show.
-  sums_.run(2 * channels, [&](int64_t row, double* partial) {
-    const float* x = src + row * channels;
-    double* squares = partial + channels;
-    for (int64_t c = 0; c < channels; ++c) {
-      partial[c] += x[c];
-      squares[c] += double(x[c]) * x[c];
-    }
-  }, sums);
+  paired_sums(src, src, sums);
 }
 
 void BatchNormKernel::statistics_from(const double* sums, double rows, float* mean, float* variance) const {
@@ -50,8 +63,8 @@ void BatchNormKernel::statistics_from(const double* sums, double rows, float* me
   }
 }
 
-void BatchNormKernel::normalize(const float* src, const float* mean, const float* variance,
-                                const float* gamma, const float* beta, float* dst) {
+void BatchNormKernel::normalize(const void* src, const float* mean, const float* variance,
+                                const float* gamma, const float* beta, void* dst) {
   for (int64_t c = 0; c < g_.channels; ++c) {
     const double a = (gamma ? gamma[c] : 1.0) / std::sqrt(double(variance[c]) + g_.epsilon);
     a_[size_t(c)] = float(a);
@@ -60,23 +73,14 @@ void BatchNormKernel::normalize(const float* src, const float* mean, const float
   per_channel_affine(src, nullptr, dst);
 }
 
-void BatchNormKernel::backward_sums(const float* src, const float* diff_dst, double* sums) {
-  const int64_t channels = g_.channels;
-  sums_.run(2 * channels, [&](int64_t row, double* partial) {
-    const float* dy = diff_dst + row * channels;
-    const float* x = src + row * channels;
-    double* products = partial + channels;
-    for (int64_t c = 0; c < channels; ++c) {
-      partial[c] += dy[c];
-      products[c] += double(dy[c]) * x[c];
-    }
-  }, sums);
+void BatchNormKernel::backward_sums(const void* src, const void* diff_dst, double* sums) {
+  paired_sums(diff_dst, src, sums);
 }
 
-void BatchNormKernel::backward_through_statistics(const float* src, const float* diff_dst,
+void BatchNormKernel::backward_through_statistics(const void* src, const void* diff_dst,
                                                   const float* mean, const float* variance,
                                                   const float* gamma, const double* sums, double rows,
-                                                  const double* own_sums, float* diff_src,
+                                                  const double* own_sums, void* diff_src,
                                                   float* diff_gamma, float* diff_beta) {
   const int64_t channels = g_.channels;
   for (int64_t c = 0; c < channels; ++c) {
@@ -95,8 +99,8 @@ void BatchNormKernel::backward_through_statistics(const float* src, const float*
   if (diff_src) per_channel_affine(diff_dst, src, diff_src);
 }
 
-void BatchNormKernel::backward_with_constant_statistics(const float* diff_dst, const float* variance,
-                                                        const float* gamma, float* diff_src) {
+void BatchNormKernel::backward_with_constant_statistics(const void* diff_dst, const float* variance,
+                                                        const float* gamma, void* diff_src) {
   for (int64_t c = 0; c < g_.channels; ++c) {
     a_[size_t(c)] = float((gamma ? gamma[c] : 1.0) / std::sqrt(double(variance[c]) + g_.epsilon));
     offset_[size_t(c)] = 0.0f;

@@ -8,9 +8,12 @@
 // small BatchNormalization model 10x further from float64 than Keras' float32 ones. Here every
 // per-channel sum accumulates in double, over fixed chunks of rows added in order, so the
 // result does not depend on the thread count. The work is a few passes over memory.
+// Activations and their gradients are float32 or bfloat16 (the geometry's dtype; computed in
+// float either way); statistics, gamma and beta are float32.
 #include <cstdint>
 #include <vector>
 
+#include "core/tensor.h"
 #include "kernels/column_sums.h"
 
 namespace tenfold::kernels {
@@ -19,6 +22,7 @@ struct BatchNormGeometry {
   int64_t rows = 0;
   int64_t channels = 0;
   double epsilon = 1e-3;
+  DType dtype = DType::float32;  // of the activations and their gradients
 };
 
 class BatchNormKernel {
@@ -26,33 +30,36 @@ class BatchNormKernel {
   explicit BatchNormKernel(const BatchNormGeometry& g);
 
   /// Per-channel sums over src's rows: sums[c] = sum x, sums[channels + c] = sum x^2.
-  void forward_sums(const float* src, double* sums);
+  void forward_sums(const void* src, double* sums);
   /// The mean and biased variance of each channel from forward_sums over `rows` rows (one
   /// replica's, or summed over replicas).
   void statistics_from(const double* sums, double rows, float* mean, float* variance) const;
   /// dst = src * a + (beta - mean * a), a = gamma / sqrt(variance + epsilon), as Keras
   /// computes it. gamma null is 1, beta null is 0.
-  void normalize(const float* src, const float* mean, const float* variance, const float* gamma,
-                 const float* beta, float* dst);
+  void normalize(const void* src, const float* mean, const float* variance, const float* gamma,
+                 const float* beta, void* dst);
 
   /// Per-channel sums for backward: sums[c] = sum dy, sums[channels + c] = sum dy * x.
-  void backward_sums(const float* src, const float* diff_dst, double* sums);
+  void backward_sums(const void* src, const void* diff_dst, double* sums);
   /// Gradients of normalize through the batch statistics of `rows` rows (summed over
   /// replicas when synchronized), given backward_sums of those rows (`sums`) and of src's
   /// own rows (`own_sums`: diff_gamma and diff_beta are this replica's share, which the
   /// gradient reducer adds up). diff_src, diff_gamma and diff_beta may each be null.
-  void backward_through_statistics(const float* src, const float* diff_dst, const float* mean,
+  void backward_through_statistics(const void* src, const void* diff_dst, const float* mean,
                                    const float* variance, const float* gamma, const double* sums,
-                                   double rows, const double* own_sums, float* diff_src,
+                                   double rows, const double* own_sums, void* diff_src,
                                    float* diff_gamma, float* diff_beta);
   /// Gradient of normalize with constant statistics (a frozen layer): dx = dy * a.
-  void backward_with_constant_statistics(const float* diff_dst, const float* variance,
-                                         const float* gamma, float* diff_src);
+  void backward_with_constant_statistics(const void* diff_dst, const float* variance,
+                                         const float* gamma, void* diff_src);
   int64_t rows() const { return g_.rows; }
+  DType dtype() const { return g_.dtype; }
 
  private:
   /// dst[r, c] = a_[c] * first[r, c] + b_[c] * second[r, c] + offset_[c]; second may be null.
-  void per_channel_affine(const float* first, const float* second, float* dst) const;
+  void per_channel_affine(const void* first, const void* second, void* dst) const;
+  /// Per-channel sums of f(a, b) = (a, a * b) over the rows of a and b (b may be a).
+  void paired_sums(const void* a, const void* b, double* sums);
 
   BatchNormGeometry g_;
   ChunkedColumnSums sums_;  // two sums per channel

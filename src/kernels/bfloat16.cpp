@@ -6,40 +6,25 @@
 
 namespace tenfold::kernels {
 
-// The loops read and write bfloat16 as its bits: GCC vectorizes them over plain integers,
-// not over a struct.
-
-namespace {
-
-/// The bfloat16 nearest a float's bits (ties to even; NaN stays NaN).
-inline uint16_t rounded_bits(uint32_t bits) {
-  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
-  return nan ? uint16_t((bits >> 16) | 0x40) : uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
-}  // namespace
-
 void to_bfloat16(const float* from, bfloat16* to, int64_t count) {
-  const auto* __restrict in = reinterpret_cast<const uint32_t*>(from);
+  const float* __restrict in = from;
   auto* __restrict out = reinterpret_cast<uint16_t*>(to);
 #pragma omp parallel for simd schedule(static) if (count > (1 << 16))
-  for (int64_t i = 0; i < count; ++i) {
-    out[i] = rounded_bits(in[i]);
-  }
+  for (int64_t i = 0; i < count; ++i) out[i] = bfloat16_bits(in[i]);
 }
 
 void to_float(const bfloat16* from, float* to, int64_t count) {
   const auto* __restrict in = reinterpret_cast<const uint16_t*>(from);
-  auto* __restrict out = reinterpret_cast<uint32_t*>(to);
+  float* __restrict out = to;
 #pragma omp parallel for simd schedule(static) if (count > (1 << 16))
-  for (int64_t i = 0; i < count; ++i) out[i] = uint32_t(in[i]) << 16;
+  for (int64_t i = 0; i < count; ++i) out[i] = float_from_bits(in[i]);
 }
 
 void round_to_bfloat16(const float* from, float* to, int64_t count) {
-  const auto* __restrict in = reinterpret_cast<const uint32_t*>(from);
-  auto* __restrict out = reinterpret_cast<uint32_t*>(to);
+  const float* __restrict in = from;
+  float* __restrict out = to;
 #pragma omp parallel for simd schedule(static) if (count > (1 << 16))
-  for (int64_t i = 0; i < count; ++i) out[i] = uint32_t(rounded_bits(in[i])) << 16;
+  for (int64_t i = 0; i < count; ++i) out[i] = float_from_bits(bfloat16_bits(in[i]));
 }
 
 void convert(const Tensor& from, Tensor& to) {

@@ -1,26 +1,45 @@
 #pragma once
 // Conversions between float32 and bfloat16, rounding to nearest even as TensorFlow, JAX and
 // oneDNN do, so values Tenfold rounds equal those Keras' mixed_bfloat16 policy computes with.
+#include <bit>
 #include <cstdint>
-#include <cstring>
 
 #include "core/tensor.h"
 
 namespace tenfold::kernels {
 
-inline bfloat16 to_bfloat16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return {uint16_t((bits >> 16) | 0x40)};  // NaN stays NaN
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return {uint16_t(bits >> 16)};
+// Loops over many values take bfloat16 as its bits (uint16_t): GCC vectorizes them over plain
+// integers, not over a struct.
+
+/// The bits of the bfloat16 nearest `value` (ties to even; NaN stays NaN).
+inline uint16_t bfloat16_bits(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  return nan ? uint16_t((bits >> 16) | 0x40) : uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
-inline float to_float(bfloat16 value) {
-  const uint32_t bits = uint32_t(value.bits) << 16;
-  float result;
-  std::memcpy(&result, &bits, sizeof result);
-  return result;
+/// The float a bfloat16's bits stand for (exact).
+inline float float_from_bits(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
+
+inline bfloat16 to_bfloat16(float value) { return {bfloat16_bits(value)}; }
+inline float to_float(bfloat16 value) { return float_from_bits(value.bits); }
+
+/// An element of a loop written once for float32 and bfloat16 (as bits): read as a float,
+/// assigned from one (rounded to nearest even).
+inline float as_float(float value) { return value; }
+inline float as_float(uint16_t bits) { return float_from_bits(bits); }
+inline void assign(float& element, float value) { element = value; }
+inline void assign(uint16_t& element, float value) { element = bfloat16_bits(value); }
+
+/// Calls run(Element{}) with Element the loop type of `dtype`: float, or uint16_t for
+/// bfloat16; the caller casts its untyped pointers to Element.
+template <typename Run>
+void with_element_type(DType dtype, Run run) {
+  if (dtype == DType::bfloat16) {
+    run(uint16_t{});
+  } else {
+    run(float{});
+  }
 }
 
 void to_bfloat16(const float* from, bfloat16* to, int64_t count);

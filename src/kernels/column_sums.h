@@ -4,10 +4,10 @@
 // ChunkedColumnSums: normalization statistics, in double and independent of the thread count.
 #include <algorithm>
 #include <cstdint>
-#include <bit>
 #include <vector>
 
 #include "core/tensor.h"
+#include "kernels/bfloat16.h"
 
 namespace tenfold::kernels {
 
@@ -20,15 +20,14 @@ inline void column_sums(const float* values, int64_t rows, int64_t columns, floa
   }
 }
 
-/// The same over bfloat16 values, summed in float (read as their bits: GCC vectorizes the
-/// widening over integers, not over a struct).
+/// The same over bfloat16 values, summed in float (read as their bits, kernels/bfloat16.h).
 inline void column_sums(const bfloat16* values, int64_t rows, int64_t columns, float* sums, bool accumulate) {
   if (!accumulate) std::fill(sums, sums + columns, 0.0f);
   const auto* bits = reinterpret_cast<const uint16_t*>(values);
   for (int64_t row = 0; row < rows; ++row) {
     const uint16_t* __restrict line = bits + row * columns;
     float* __restrict total = sums;
-    for (int64_t c = 0; c < columns; ++c) total[c] += std::bit_cast<float>(uint32_t(line[c]) << 16);
+    for (int64_t c = 0; c < columns; ++c) total[c] += float_from_bits(line[c]);
   }
 }
 

@@ -1,7 +1,8 @@
 #include "kernels/tiling_pool.h"
 
 #include <algorithm>
-#include <bit>
+
+#include "kernels/bfloat16.h"
 
 namespace tenfold::kernels {
 
@@ -48,10 +49,7 @@ bool windows_tile(const WindowGeometry& g) {
 
 namespace {
 
-// The loops take float, or bfloat16 as its bits (uint16_t, compared as the floats they widen
-// to): GCC vectorizes them over plain integers, not over a struct.
-float as_float(float value) { return value; }
-float as_float(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
+// The loops take float, or bfloat16 as its bits (kernels/bfloat16.h).
 
 template <typename Value>
 void max_forward(const WindowGeometry& g, const Value* src, Value* dst, uint8_t* argmax) {
@@ -110,15 +108,28 @@ void tiling_max_backward(const WindowGeometry& g, const bfloat16* diff_dst, cons
   max_backward(g, bits(diff_dst), argmax, bits(diff_src));
 }
 
-void tiling_average_backward(const WindowGeometry& g, const float* diff_dst, float* diff_src) {
+namespace {
+
+template <typename Value>
+void average_backward(const WindowGeometry& g, const Value* diff_dst, Value* diff_src) {
   const int64_t channels = g.in_channels;
   const float scale = 1.0f / float(g.window_height * g.window_width);
   zero_uncovered(g, diff_src);
   for_each_window_pixel(g, [&](int64_t out, int64_t in, uint8_t, bool) {
-    const float* gradient = diff_dst + out * channels;
-    float* target = diff_src + in * channels;
-    for (int64_t c = 0; c < channels; ++c) target[c] = gradient[c] * scale;
+    const Value* __restrict gradient = diff_dst + out * channels;
+    Value* __restrict target = diff_src + in * channels;
+    for (int64_t c = 0; c < channels; ++c) assign(target[c], as_float(gradient[c]) * scale);
   });
+}
+
+}  // namespace
+
+void tiling_average_backward(const WindowGeometry& g, const float* diff_dst, float* diff_src) {
+  average_backward(g, diff_dst, diff_src);
+}
+
+void tiling_average_backward(const WindowGeometry& g, const bfloat16* diff_dst, bfloat16* diff_src) {
+  average_backward(g, bits(diff_dst), bits(diff_src));
 }
 
 }  // namespace tenfold::kernels

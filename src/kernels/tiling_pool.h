@@ -26,5 +26,6 @@ void tiling_max_backward(const WindowGeometry& g, const bfloat16* diff_dst, cons
                          bfloat16* diff_src);
 /// diff_src (overwritten) of average pooling without padding: each window's gradient / size.
 void tiling_average_backward(const WindowGeometry& g, const float* diff_dst, float* diff_src);
+void tiling_average_backward(const WindowGeometry& g, const bfloat16* diff_dst, bfloat16* diff_src);
 
 }  // namespace tenfold::kernels

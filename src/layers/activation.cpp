@@ -14,11 +14,16 @@ namespace {
 
 class ActivationStep : public LayerStep {
  public:
-  ActivationStep(const kernels::Activation& activation, const Shape& shape)
-      : kernel_(activation, shape.num_elements() / shape[shape.rank() - 1], shape[shape.rank() - 1]) {}
+  /// Computes in `dtype` where the kernel runs the activation in it, else in float32.
+  ActivationStep(const kernels::Activation& activation, const Shape& shape, DType dtype)
+      : dtype_(kernels::onednn::runs_in_bfloat16(activation) ? dtype : DType::float32),
+        kernel_(activation, shape.num_elements() / shape[shape.rank() - 1], shape[shape.rank() - 1],
+                kernels::onednn::data_type_of(dtype_)) {}
+
+  DType compute_dtype() const override { return dtype_; }
 
   void forward(const Tensor& input, Tensor& output, bool) override {
-    kernel_.forward(input.data<float>(), output.data<float>());
+    kernel_.forward(input.raw_data(), output.raw_data());
   }
 
   void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor* grad_input,
@@ -28,8 +33,7 @@ class ActivationStep : public LayerStep {
       std::memcpy(grad_input->raw_data(), grad_output.raw_data(), grad_output.num_bytes());
       return;
     }
-    kernel_.backward(input.data<float>(), output.data<float>(), grad_output.data<float>(),
-                     grad_input->data<float>());
+    kernel_.backward(input.raw_data(), output.raw_data(), grad_output.raw_data(), grad_input->raw_data());
   }
 
   bool ends_in_softmax() const override {
@@ -37,6 +41,7 @@ class ActivationStep : public LayerStep {
   }
 
  private:
+  DType dtype_;
   kernels::onednn::ActivationKernel kernel_;
 };
 
@@ -133,8 +138,8 @@ Activation::Activation(const kernels::Activation& activation, const std::string&
                        const std::string& name)
     : Layer(snake_name, name), activation_(activation) {}
 
-std::unique_ptr<LayerStep> Activation::compile(const Shape& input_shape, const CompileOptions&) {
-  return std::make_unique<ActivationStep>(activation_, input_shape);
+std::unique_ptr<LayerStep> Activation::compile(const Shape& input_shape, const CompileOptions& options) {
+  return std::make_unique<ActivationStep>(activation_, input_shape, options.compute_dtype);
 }
 
 nlohmann::json Activation::get_config() const {

@@ -31,22 +31,26 @@ class BatchNormStep : public LayerStep {
         sums_(size_t(2 * geometry.channels + 1)),
         own_sums_(size_t(2 * geometry.channels)) {}
 
+  // Keras' BatchNormalization computes in float32 from a bfloat16 input too; so does this
+  // kernel, reading and writing the model's dtype.
+  DType compute_dtype() const override { return kernel_.dtype(); }
+
   void forward(const Tensor& input, Tensor& output, bool training) override {
     used_batch_statistics_ = training && batch_statistics_;
     if (used_batch_statistics_) {
-      kernel_.forward_sums(input.data<float>(), sums_.data());
+      kernel_.forward_sums(input.raw_data(), sums_.data());
       const double rows = summed_rows();
       kernel_.statistics_from(sums_.data(), rows, mean(), variance());
     }
-    kernel_.normalize(input.data<float>(), mean(), variance(), data_or_null(gamma_),
-                      data_or_null(beta_), output.data<float>());
+    kernel_.normalize(input.raw_data(), mean(), variance(), data_or_null(gamma_),
+                      data_or_null(beta_), output.raw_data());
   }
 
   void backward(const Tensor& input, const Tensor&, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor> weight_gradients, bool) override {
-    float* diff_src = grad_input ? grad_input->data<float>() : nullptr;
+    void* diff_src = grad_input ? grad_input->raw_data() : nullptr;
     if (!used_batch_statistics_) {  // frozen: its weights learn nothing
-      kernel_.backward_with_constant_statistics(grad_output.data<float>(), variance(),
+      kernel_.backward_with_constant_statistics(grad_output.raw_data(), variance(),
                                                 data_or_null(gamma_), diff_src);
       return;
     }
@@ -54,10 +58,10 @@ class BatchNormStep : public LayerStep {
     // state's (none).
     float* diff_gamma = gamma_ ? weight_gradients[0].data<float>() : nullptr;
     float* diff_beta = beta_ ? weight_gradients[gamma_ ? 1 : 0].data<float>() : nullptr;
-    kernel_.backward_sums(input.data<float>(), grad_output.data<float>(), own_sums_.data());
+    kernel_.backward_sums(input.raw_data(), grad_output.raw_data(), own_sums_.data());
     std::copy(own_sums_.begin(), own_sums_.end(), sums_.begin());
     const double rows = summed_rows();
-    kernel_.backward_through_statistics(input.data<float>(), grad_output.data<float>(), mean(),
+    kernel_.backward_through_statistics(input.raw_data(), grad_output.raw_data(), mean(),
                                         variance(), data_or_null(gamma_), sums_.data(), rows,
                                         own_sums_.data(), diff_src, diff_gamma, diff_beta);
   }
@@ -133,7 +137,8 @@ std::unique_ptr<LayerStep> BatchNormalization::compile(const Shape& input_shape,
   const int64_t channels = input_shape[input_shape.rank() - 1];
   const BatchNormGeometry geometry{.rows = input_shape.num_elements() / channels,
                                    .channels = channels,
-                                   .epsilon = options_.epsilon};
+                                   .epsilon = options_.epsilon,
+                                   .dtype = options.compute_dtype};
   // A frozen layer normalises with its moving statistics even in training, as in Keras.
   distribute::CrossReplicaSum* synchronized = synchronizes_replicas() ? options.cross_replica : nullptr;
   return std::make_unique<BatchNormStep>(geometry, trainable(), synchronized, options.replica,

@@ -81,7 +81,8 @@ Shape Conv2D::keras_kernel_shape(const kernels::WindowGeometry& g) const {
 }
 
 DType Conv2D::kernel_dtype(const kernels::WindowGeometry& g, DType dtype) const {
-  return g.in_channels / g.groups >= 8 ? dtype : DType::float32;
+  const int64_t reduction = g.in_channels / g.groups * g.window_height * g.window_width;
+  return reduction >= 64 ? dtype : DType::float32;
 }
 
 std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const CompileOptions& options) {

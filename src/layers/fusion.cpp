@@ -168,9 +168,8 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
                                          const CompileOptions& options) {
   auto* merge = dynamic_cast<layers::Elementwise*>(&first);
   auto* activation = dynamic_cast<layers::Activation*>(&second);
-  if (merge != nullptr && activation != nullptr && activation->fuses_as_post_op() &&
-      options.compute_dtype == DType::float32) {
-    return merge->compile_with_activation(input_shapes, activation->kind());
+  if (merge != nullptr && activation != nullptr && activation->fuses_as_post_op()) {
+    return merge->compile_with_activation(input_shapes, activation->kind(), options.compute_dtype);
   }
   auto* conv = dynamic_cast<layers::Conv2D*>(&first);
   auto* pool = dynamic_cast<layers::Pooling2D*>(&second);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 #include "kernels/onednn/activation.h"
 
 namespace tenfold::layers {
@@ -81,15 +82,29 @@ std::vector<std::vector<int64_t>> broadcast_strides(const std::vector<Shape>& in
 /// gradient sums over the axes it was broadcast along.
 class ElementwiseStep : public LayerStep {
  public:
+  /// Computes in `dtype` when that is float32 or the merge a sum or difference of inputs of
+  /// one shape with an activation the kernel runs in bfloat16; else in float32.
   ElementwiseStep(ElementwiseOp op, kernels::Activation activation, const std::vector<Shape>& inputs,
-                  const Shape& shape)
+                  const Shape& shape, DType dtype)
       : op_(op),
-        activation_(activation, shape.num_elements() / shape[shape.rank() - 1], shape[shape.rank() - 1]),
         shape_(shape),
         broadcast_(std::any_of(inputs.begin(), inputs.end(), [&](const Shape& input) { return input != shape; })),
+        dtype_(!broadcast_ && inputs.size() >= 2 && (op == ElementwiseOp::add || op == ElementwiseOp::subtract) &&
+                       kernels::onednn::runs_in_bfloat16(activation)
+                   ? dtype
+                   : DType::float32),
+        activation_(activation, shape.num_elements() / shape[shape.rank() - 1], shape[shape.rank() - 1],
+                    kernels::onednn::data_type_of(dtype_)),
         strides_(broadcast_strides(inputs, shape)) {}
 
+  DType compute_dtype() const override { return dtype_; }
+
   void forward(std::span<const Tensor> inputs, Tensor& output, bool) override {
+    if (dtype_ == DType::bfloat16) {
+      sum_in_bfloat16(inputs, output);
+      activation_.forward(output.raw_data(), output.raw_data());
+      return;
+    }
     const int64_t n = output.num_elements();
     float* out = output.data<float>();
     if (broadcast_) {
@@ -125,7 +140,11 @@ class ElementwiseStep : public LayerStep {
                 std::span<Tensor* const> grad_inputs, std::span<Tensor>, bool) override {
     // The activation's derivative from its output, in place; Maximum and Minimum below then
     // need the merge's own output, which only a linear activation leaves in place.
-    activation_.backward(nullptr, output.data<float>(), grad_output.data<float>(), grad_output.data<float>());
+    activation_.backward(nullptr, output.raw_data(), grad_output.raw_data(), grad_output.raw_data());
+    if (dtype_ == DType::bfloat16) {
+      sum_gradients_in_bfloat16(grad_output, grad_inputs);
+      return;
+    }
     if (broadcast_) {
       backward_broadcast(inputs, output, grad_output, grad_inputs);
       return;
@@ -226,10 +245,44 @@ class ElementwiseStep : public LayerStep {
     });
   }
 
+  /// Add or Subtract of bfloat16 inputs: summed in float, rounded once.
+  void sum_in_bfloat16(std::span<const Tensor> inputs, Tensor& output) const {
+    const int64_t n = output.num_elements();
+    auto* __restrict out = static_cast<uint16_t*>(output.raw_data());
+    const float sign = op_ == ElementwiseOp::subtract ? -1.0f : 1.0f;
+    const auto* __restrict first = static_cast<const uint16_t*>(inputs[0].raw_data());
+    const auto* __restrict second = static_cast<const uint16_t*>(inputs[1].raw_data());
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = kernels::bfloat16_bits(kernels::float_from_bits(first[i]) + sign * kernels::float_from_bits(second[i]));
+    }
+    for (size_t k = 2; k < inputs.size(); ++k) {
+      const auto* __restrict more = static_cast<const uint16_t*>(inputs[k].raw_data());
+      for (int64_t i = 0; i < n; ++i) {
+        out[i] = kernels::bfloat16_bits(kernels::float_from_bits(out[i]) + kernels::float_from_bits(more[i]));
+      }
+    }
+  }
+
+  /// Their gradients: the output's, negated for a subtracted input (a sign flip in bfloat16).
+  void sum_gradients_in_bfloat16(const Tensor& grad_output, std::span<Tensor* const> grad_inputs) const {
+    const int64_t n = grad_output.num_elements();
+    for (size_t k = 0; k < grad_inputs.size(); ++k) {
+      if (grad_inputs[k] == nullptr) continue;
+      if (op_ == ElementwiseOp::subtract && k == 1) {
+        const auto* __restrict g = static_cast<const uint16_t*>(grad_output.raw_data());
+        auto* __restrict dx = static_cast<uint16_t*>(grad_inputs[k]->raw_data());
+        for (int64_t i = 0; i < n; ++i) dx[i] = uint16_t(g[i] ^ 0x8000u);
+      } else if (grad_inputs[k]->raw_data() != grad_output.raw_data()) {
+        std::memcpy(grad_inputs[k]->raw_data(), grad_output.raw_data(), grad_output.num_bytes());
+      }
+    }
+  }
+
   ElementwiseOp op_;
-  kernels::onednn::ActivationKernel activation_;
   Shape shape_;
   bool broadcast_;
+  DType dtype_;
+  kernels::onednn::ActivationKernel activation_;
   std::vector<std::vector<int64_t>> strides_;
 };
 
@@ -308,19 +361,19 @@ Shape Elementwise::output_shape_for(const std::vector<Shape>& input_shapes) cons
 }
 
 std::unique_ptr<LayerStep> Elementwise::compile_for(const std::vector<Shape>& input_shapes,
-                                                    const CompileOptions&) {
-  return compile_with_activation(input_shapes, kernels::Activation::linear);
+                                                    const CompileOptions& options) {
+  return compile_with_activation(input_shapes, kernels::Activation::linear, options.compute_dtype);
 }
 
 std::unique_ptr<LayerStep> Elementwise::compile_with_activation(const std::vector<Shape>& input_shapes,
-                                                                kernels::Activation activation) {
+                                                                kernels::Activation activation, DType dtype) {
   const Shape output = output_shape_for(input_shapes);
   // Maximum and Minimum find the input that holds the output in backward: the output must
   // stay the merge's own.
   if (op_ == ElementwiseOp::maximum || op_ == ElementwiseOp::minimum) {
     if (activation != kernels::Activation::linear) return nullptr;
   }
-  return std::make_unique<ElementwiseStep>(op_, activation, input_shapes, output);
+  return std::make_unique<ElementwiseStep>(op_, activation, input_shapes, output, dtype);
 }
 
 Concatenate::Concatenate(int64_t axis, const std::string& name)

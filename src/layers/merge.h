@@ -30,9 +30,10 @@ class Elementwise : public Merge {
   std::unique_ptr<LayerStep> compile_for(const std::vector<Shape>& input_shapes,
                                          const CompileOptions& options) override;
   /// The same followed by an elementwise activation (not softmax) in place on the output: the
-  /// graph fuses an Activation layer that reads only this merge into it.
+  /// graph fuses an Activation layer that reads only this merge into it. `dtype` as
+  /// CompileOptions::compute_dtype.
   std::unique_ptr<LayerStep> compile_with_activation(const std::vector<Shape>& input_shapes,
-                                                     kernels::Activation activation);
+                                                     kernels::Activation activation, DType dtype);
 
  private:
   ElementwiseOp op_;

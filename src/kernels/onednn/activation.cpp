@@ -39,6 +39,10 @@ Eltwise eltwise_for(const Activation& a) {
 
 }  // namespace
 
+bool runs_in_bfloat16(const Activation& activation) {
+  return activation.kind == Activation::linear || eltwise_for(activation).algorithm != dnnl::algorithm::undef;
+}
+
 bool fusable_as_post_op(const Activation& activation) { return backward_from_output(activation); }
 
 dnnl::post_ops activation_post_ops(const Activation& activation) {

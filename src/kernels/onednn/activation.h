@@ -13,6 +13,9 @@
 
 namespace tenfold::kernels::onednn {
 
+/// Whether the kernel runs `activation` on bfloat16 data: the elementwise ones on oneDNN's
+/// kernels (linear included; not softmax, whose sums stay float32, nor the plain loops).
+bool runs_in_bfloat16(const Activation& activation);
 /// Whether `activation` can run as a post-op of a convolution or matmul.
 bool fusable_as_post_op(const Activation& activation);
 /// The post-op for a fusable activation (empty for linear).

@@ -16,7 +16,7 @@ PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g, DType dtype
     : geometry_(g),
       dtype_(dtype),
       tiling_max_(kind == PoolKind::max && windows_tile(g)),
-      tiling_average_(kind == PoolKind::average && windows_tile(g) && !padded(g) && dtype == DType::float32) {
+      tiling_average_(kind == PoolKind::average && windows_tile(g) && !padded(g)) {
   if (tiling_max_) {
     workspace_bytes_ = size_t(g.batch * g.out_height * g.out_width * g.in_channels);  // argmax
     return;
@@ -76,6 +76,8 @@ void PoolingKernel::backward(const void* diff_dst, void* diff_src, const void* w
     tiling_max_backward(geometry_, static_cast<const bfloat16*>(diff_dst), argmax, static_cast<bfloat16*>(diff_src));
   } else if (tiling_max_) {
     tiling_max_backward(geometry_, static_cast<const float*>(diff_dst), argmax, static_cast<float*>(diff_src));
+  } else if (tiling_average_ && dtype_ == DType::bfloat16) {
+    tiling_average_backward(geometry_, static_cast<const bfloat16*>(diff_dst), static_cast<bfloat16*>(diff_src));
   } else if (tiling_average_) {
     tiling_average_backward(geometry_, static_cast<const float*>(diff_dst), static_cast<float*>(diff_src));
   } else if (workspace_bytes_ > 0) {

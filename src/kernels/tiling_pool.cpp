@@ -49,66 +49,52 @@ bool windows_tile(const WindowGeometry& g) {
 
 namespace {
 
-// The loops take float, or bfloat16 as its bits (kernels/bfloat16.h).
+// The loops take float, or bfloat16 as its bits (kernels/bfloat16.h); the output may be of
+// the other type (a float32 convolution pooled into a bfloat16 model).
 
-template <typename Value>
-void max_forward(const WindowGeometry& g, const Value* src, Value* dst, uint8_t* argmax) {
+template <typename To, typename From>
+To converted(From value) {
+  To result;
+  assign(result, as_float(value));
+  return result;
+}
+
+template <typename Source, typename Destination>
+void max_forward(const WindowGeometry& g, const Source* src, Destination* dst, uint8_t* argmax) {
   const int64_t channels = g.in_channels;
   for_each_window_pixel(g, [&](int64_t out, int64_t in, uint8_t position, bool first) {
-    Value* __restrict best = dst + out * channels;
+    Destination* __restrict best = dst + out * channels;
     uint8_t* __restrict where = argmax + out * channels;
-    const Value* __restrict value = src + in * channels;
+    const Source* __restrict value = src + in * channels;
     if (first) {
       for (int64_t c = 0; c < channels; ++c) {
-        best[c] = value[c];
+        best[c] = converted<Destination>(value[c]);
         where[c] = position;
       }
       return;
     }
+    // Compared in the output's type: the first of values equal once rounded wins, as when the
+    // convolution's output is rounded before pooling.
     for (int64_t c = 0; c < channels; ++c) {
-      const bool greater = as_float(value[c]) > as_float(best[c]);
-      best[c] = greater ? value[c] : best[c];
+      const Destination candidate = converted<Destination>(value[c]);
+      const bool greater = as_float(candidate) > as_float(best[c]);
+      best[c] = greater ? candidate : best[c];
       where[c] = greater ? position : where[c];
     }
   });
 }
 
-template <typename Value>
-void max_backward(const WindowGeometry& g, const Value* diff_dst, const uint8_t* argmax, Value* diff_src) {
+template <typename Gradient, typename Target>
+void max_backward(const WindowGeometry& g, const Gradient* diff_dst, const uint8_t* argmax, Target* diff_src) {
   const int64_t channels = g.in_channels;
   zero_uncovered(g, diff_src);
   for_each_window_pixel(g, [&](int64_t out, int64_t in, uint8_t position, bool) {
-    const Value* __restrict gradient = diff_dst + out * channels;
+    const Gradient* __restrict gradient = diff_dst + out * channels;
     const uint8_t* __restrict where = argmax + out * channels;
-    Value* __restrict target = diff_src + in * channels;
-    for (int64_t c = 0; c < channels; ++c) target[c] = where[c] == position ? gradient[c] : Value(0);
+    Target* __restrict target = diff_src + in * channels;
+    for (int64_t c = 0; c < channels; ++c) target[c] = where[c] == position ? converted<Target>(gradient[c]) : Target(0);
   });
 }
-
-const uint16_t* bits(const bfloat16* values) { return reinterpret_cast<const uint16_t*>(values); }
-uint16_t* bits(bfloat16* values) { return reinterpret_cast<uint16_t*>(values); }
-
-}  // namespace
-
-void tiling_max_forward(const WindowGeometry& g, const float* src, float* dst, uint8_t* argmax) {
-  max_forward(g, src, dst, argmax);
-}
-
-void tiling_max_forward(const WindowGeometry& g, const bfloat16* src, bfloat16* dst, uint8_t* argmax) {
-  max_forward(g, bits(src), bits(dst), argmax);
-}
-
-void tiling_max_backward(const WindowGeometry& g, const float* diff_dst, const uint8_t* argmax,
-                         float* diff_src) {
-  max_backward(g, diff_dst, argmax, diff_src);
-}
-
-void tiling_max_backward(const WindowGeometry& g, const bfloat16* diff_dst, const uint8_t* argmax,
-                         bfloat16* diff_src) {
-  max_backward(g, bits(diff_dst), argmax, bits(diff_src));
-}
-
-namespace {
 
 template <typename Value>
 void average_backward(const WindowGeometry& g, const Value* diff_dst, Value* diff_src) {
@@ -124,12 +110,29 @@ void average_backward(const WindowGeometry& g, const Value* diff_dst, Value* dif
 
 }  // namespace
 
-void tiling_average_backward(const WindowGeometry& g, const float* diff_dst, float* diff_src) {
-  average_backward(g, diff_dst, diff_src);
+void tiling_max_forward(const WindowGeometry& g, const void* src, DType src_dtype, void* dst, DType dst_dtype,
+                        uint8_t* argmax) {
+  with_element_type(src_dtype, [&](auto source) {
+    with_element_type(dst_dtype, [&](auto destination) {
+      max_forward(g, static_cast<const decltype(source)*>(src), static_cast<decltype(destination)*>(dst), argmax);
+    });
+  });
 }
 
-void tiling_average_backward(const WindowGeometry& g, const bfloat16* diff_dst, bfloat16* diff_src) {
-  average_backward(g, bits(diff_dst), bits(diff_src));
+void tiling_max_backward(const WindowGeometry& g, const void* diff_dst, DType diff_dst_dtype, const uint8_t* argmax,
+                         void* diff_src, DType diff_src_dtype) {
+  with_element_type(diff_dst_dtype, [&](auto gradient) {
+    with_element_type(diff_src_dtype, [&](auto target) {
+      max_backward(g, static_cast<const decltype(gradient)*>(diff_dst), argmax, static_cast<decltype(target)*>(diff_src));
+    });
+  });
+}
+
+void tiling_average_backward(const WindowGeometry& g, const void* diff_dst, void* diff_src, DType dtype) {
+  with_element_type(dtype, [&](auto element) {
+    using Element = decltype(element);
+    average_backward(g, static_cast<const Element*>(diff_dst), static_cast<Element*>(diff_src));
+  });
 }
 
 }  // namespace tenfold::kernels

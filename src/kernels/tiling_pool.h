@@ -15,17 +15,15 @@ namespace tenfold::kernels {
 bool windows_tile(const WindowGeometry& g);
 
 /// src [N,H,W,C] -> dst [N,OH,OW,C], the maximum of each window (padding ignored), and
-/// argmax [N,OH,OW,C]: the position kh * window_width + kw of the first maximum.
-/// Also in bfloat16 (max pooling only moves values).
-void tiling_max_forward(const WindowGeometry& g, const float* src, float* dst, uint8_t* argmax);
-void tiling_max_forward(const WindowGeometry& g, const bfloat16* src, bfloat16* dst, uint8_t* argmax);
+/// argmax [N,OH,OW,C]: the position kh * window_width + kw of the first maximum. Each of src
+/// and dst is float32 or bfloat16 (max pooling only moves values; a float32 source is
+/// compared once rounded to a bfloat16 dst).
+void tiling_max_forward(const WindowGeometry& g, const void* src, DType src_dtype, void* dst, DType dst_dtype,
+                        uint8_t* argmax);
 /// diff_src (overwritten): each window's gradient at its argmax, zero elsewhere.
-void tiling_max_backward(const WindowGeometry& g, const float* diff_dst, const uint8_t* argmax,
-                         float* diff_src);
-void tiling_max_backward(const WindowGeometry& g, const bfloat16* diff_dst, const uint8_t* argmax,
-                         bfloat16* diff_src);
+void tiling_max_backward(const WindowGeometry& g, const void* diff_dst, DType diff_dst_dtype, const uint8_t* argmax,
+                         void* diff_src, DType diff_src_dtype);
 /// diff_src (overwritten) of average pooling without padding: each window's gradient / size.
-void tiling_average_backward(const WindowGeometry& g, const float* diff_dst, float* diff_src);
-void tiling_average_backward(const WindowGeometry& g, const bfloat16* diff_dst, bfloat16* diff_src);
+void tiling_average_backward(const WindowGeometry& g, const void* diff_dst, void* diff_src, DType dtype);
 
 }  // namespace tenfold::kernels

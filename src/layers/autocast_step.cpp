@@ -29,32 +29,32 @@ AutocastStep::AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Sh
     inputs_[k].converts = input_dtypes.at(k) != inner || inputs_[k].rounds;
     if (inputs_[k].converts) scratch_bytes_ += 2 * bytes_of(input_shapes[k], inner);
   }
-  output_.converts = output_dtype != inner;
-  if (output_.converts) scratch_bytes_ += 2 * bytes_of(output_shape, inner);
+  output_.converts = output_dtype != step_->output_dtype();
+  if (output_.converts) scratch_bytes_ += 2 * bytes_of(output_shape, step_->output_dtype());
 }
 
 void AutocastStep::bind(std::byte* scratch) {
-  const DType inner = step_->compute_dtype();
-  auto take = [&](const Shape& shape) {
-    Tensor view = Tensor::view(scratch, shape, inner);
-    scratch += bytes_of(shape, inner);
+  auto take = [&](const Shape& shape, DType dtype) {
+    Tensor view = Tensor::view(scratch, shape, dtype);
+    scratch += bytes_of(shape, dtype);
     return view;
   };
   for (size_t k = 0; k < inputs_.size(); ++k) {
     if (!inputs_[k].converts) continue;
-    inputs_[k].value = take(input_shapes_[k]);
-    inputs_[k].gradient = take(input_shapes_[k]);
+    inputs_[k].value = take(input_shapes_[k], step_->compute_dtype());
+    inputs_[k].gradient = take(input_shapes_[k], step_->compute_dtype());
   }
   if (output_.converts) {
-    output_.value = take(output_shape_);
-    output_.gradient = take(output_shape_);
+    output_.value = take(output_shape_, step_->output_dtype());
+    output_.gradient = take(output_shape_, step_->output_dtype());
   }
 }
 
-bool AutocastStep::needed(DType step_dtype, DType layer_dtype, const std::vector<DType>& input_dtypes) {
-  if (step_dtype != layer_dtype) return true;
+bool AutocastStep::needed(const LayerStep& step, DType layer_dtype, const std::vector<DType>& input_dtypes) {
+  if (step.output_dtype() != layer_dtype) return true;
   for (DType input : input_dtypes) {
-    if (input != step_dtype) return true;
+    const bool rounds = input == DType::float32 && step.compute_dtype() == DType::float32 && layer_dtype == DType::bfloat16;
+    if (input != step.compute_dtype() || rounds) return true;
   }
   return false;
 }

@@ -68,22 +68,23 @@ auto* element(Tensor& tensor, int64_t index) {
 struct ChunkKernels {
   ChunkKernels(const WindowGeometry& conv_geometry, const WindowGeometry& pool_geometry,
                kernels::Activation activation, bool use_bias, const OnednnWeightLayout& layout,
-               bool need_input_gradient, DType dtype, bool bfloat16_weights)
-      : conv(conv_geometry, activation, use_bias, layout.native_desc(), need_input_gradient, dtype,
-             bfloat16_weights),
-        pool(PoolKind::max, pool_geometry, dtype) {}
+               bool need_input_gradient, DType conv_dtype, DType output_dtype)
+      : conv(conv_geometry, activation, use_bias, layout.native_desc(), need_input_gradient, conv_dtype,
+             conv_dtype != output_dtype),
+        pool(PoolKind::max, pool_geometry, conv_dtype, output_dtype) {}
   Conv2DKernel conv;
   PoolingKernel pool;
 };
 
 class ConvMaxPoolStep : public LayerStep {
  public:
-  /// The batch runs in chunks of `chunk` samples (samples_per_chunk); activations in `dtype`;
-  /// `bfloat16_weights` as Conv2DKernel's.
+  /// The batch runs in chunks of `chunk` samples (samples_per_chunk). The convolution and its
+  /// input in `conv_dtype`, the pooled output in `output_dtype`: a float32 convolution of a
+  /// bfloat16 model (Conv2D::kernel_dtype, on bfloat16-rounded weights) writes bfloat16.
   ConvMaxPoolStep(const layers::Conv2D& conv, const layers::Pooling2D& pool, const Shape& input_shape,
-                  int64_t chunk, std::vector<Variable*> weights, bool need_input_gradient, DType dtype,
-                  bool bfloat16_weights)
-      : weights_(std::move(weights)), dtype_(dtype), chunk_(chunk) {
+                  int64_t chunk, std::vector<Variable*> weights, bool need_input_gradient, DType conv_dtype,
+                  DType output_dtype)
+      : weights_(std::move(weights)), dtype_(conv_dtype), output_dtype_(output_dtype), chunk_(chunk) {
     WindowGeometry conv_geometry = conv.geometry(input_shape);
     Shape conv_output = conv.compute_output_shape(input_shape);
     WindowGeometry pool_geometry = pool.geometry(conv_output);
@@ -94,24 +95,25 @@ class ConvMaxPoolStep : public LayerStep {
     bool use_bias = weights_.size() > 1;
     full_ = std::make_unique<ChunkKernels>(with_batch(conv_geometry, chunk_),
                                            with_batch(pool_geometry, chunk_), conv.activation(),
-                                           use_bias, layout, need_input_gradient, dtype, bfloat16_weights);
+                                           use_bias, layout, need_input_gradient, conv_dtype, output_dtype);
     int64_t rest = batch % chunk_;
     if (rest > 0) {
       rest_ = std::make_unique<ChunkKernels>(with_batch(conv_geometry, rest),
                                              with_batch(pool_geometry, rest), conv.activation(),
-                                             use_bias, layout, need_input_gradient, dtype, bfloat16_weights);
+                                             use_bias, layout, need_input_gradient, conv_dtype, output_dtype);
     }
     // Each chunk's pooling workspace is kept from forward to backward.
     workspace_stride_ = full_->pool.workspace_bytes();
     workspaces_ = allocate_aligned(workspace_stride_ * size_t(batch / chunk_ + 1));
-    conv_buffer_ = Tensor(Shape{chunk_ * conv_output.without_batch().num_elements()}, dtype);
+    conv_buffer_ = Tensor(Shape{chunk_ * conv_output.without_batch().num_elements()}, conv_dtype);
     Shape pooled = pool.compute_output_shape(conv_output);
     activation_ = ActivationKernel(conv.activation(), pooled.num_elements() / pooled[3], pooled[3],
-                                   kernels::onednn::data_type_of(dtype));
+                                   kernels::onednn::data_type_of(output_dtype));
     batch_ = batch;
   }
 
   DType compute_dtype() const override { return dtype_; }
+  DType output_dtype() const override { return output_dtype_; }
 
   void forward(const Tensor& input, Tensor& output, bool) override {
     for_each_chunk([&](ChunkKernels& k, int64_t begin, size_t index) {
@@ -153,7 +155,7 @@ class ConvMaxPoolStep : public LayerStep {
   }
 
   std::vector<Variable*> weights_;
-  DType dtype_;
+  DType dtype_, output_dtype_;
   int64_t batch_ = 0, chunk_ = 0, in_sample_ = 0, out_sample_ = 0;
   std::unique_ptr<ChunkKernels> full_, rest_;
   size_t workspace_stride_ = 0;
@@ -184,7 +186,7 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
   const int64_t chunk = samples_per_chunk(*conv, input_shape, dtype);
   if (chunk == 0) return nullptr;
   return std::make_unique<ConvMaxPoolStep>(*conv, *pool, input_shape, chunk, conv->weights(),
-                                           options.need_input_gradient, dtype, dtype != options.compute_dtype);
+                                           options.need_input_gradient, dtype, options.compute_dtype);
 }
 
 }  // namespace tenfold

@@ -77,6 +77,9 @@ class LayerStep {
   /// The dtype forward and backward read and write (inputs, output and their gradients); a
   /// reshape takes any. Weights and their gradients are float32 always.
   virtual DType compute_dtype() const { return DType::float32; }
+  /// The dtype of its output and the output's gradient, when not compute_dtype (a float32
+  /// convolution pooled into bfloat16).
+  virtual DType output_dtype() const { return compute_dtype(); }
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {

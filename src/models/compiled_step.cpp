@@ -77,7 +77,7 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
                        " policy is not supported yet; give the layer dtype float32");
     std::vector<DType> input_dtypes;
     for (int input : node.inputs) input_dtypes.push_back(dtypes_[size_t(input)]);
-    if (!step.kernel->is_reshape() && AutocastStep::needed(step.kernel->compute_dtype(), output_dtype, input_dtypes)) {
+    if (!step.kernel->is_reshape() && AutocastStep::needed(*step.kernel, output_dtype, input_dtypes)) {
       auto autocast = std::make_unique<AutocastStep>(std::move(step.kernel), input_shapes, input_dtypes,
                                                      shape_of(step.output), output_dtype);
       autocast_steps.push_back(autocast.get());

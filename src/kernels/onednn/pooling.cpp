@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/error.h"
+
 #include "kernels/tiling_pool.h"
 
 namespace tenfold::kernels::onednn {
@@ -13,10 +15,15 @@ bool padded(const WindowGeometry& g) { return g.pad_top + g.pad_left + g.pad_bot
 }  // namespace
 
 PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g, DType dtype)
+    : PoolingKernel(kind, g, dtype, dtype) {}
+
+PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g, DType dtype, DType output_dtype)
     : geometry_(g),
       dtype_(dtype),
+      output_dtype_(output_dtype),
       tiling_max_(kind == PoolKind::max && windows_tile(g)),
       tiling_average_(kind == PoolKind::average && windows_tile(g) && !padded(g)) {
+  check_argument(tiling_max_ || dtype == output_dtype, "only tiling max pooling writes another dtype");
   if (tiling_max_) {
     workspace_bytes_ = size_t(g.batch * g.out_height * g.out_width * g.in_channels);  // argmax
     return;
@@ -57,12 +64,8 @@ PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g, DType dtype
 }
 
 void PoolingKernel::forward(const void* src, void* dst, void* workspace) {
-  if (tiling_max_ && dtype_ == DType::bfloat16) {
-    tiling_max_forward(geometry_, static_cast<const bfloat16*>(src), static_cast<bfloat16*>(dst),
-                       static_cast<uint8_t*>(workspace));
-  } else if (tiling_max_) {
-    tiling_max_forward(geometry_, static_cast<const float*>(src), static_cast<float*>(dst),
-                       static_cast<uint8_t*>(workspace));
+  if (tiling_max_) {
+    tiling_max_forward(geometry_, src, dtype_, dst, output_dtype_, static_cast<uint8_t*>(workspace));
   } else if (workspace_bytes_ > 0) {
     forward_.execute({src, dst, workspace}, scratchpad_.get());
   } else {
@@ -71,15 +74,10 @@ void PoolingKernel::forward(const void* src, void* dst, void* workspace) {
 }
 
 void PoolingKernel::backward(const void* diff_dst, void* diff_src, const void* workspace) {
-  const auto* argmax = static_cast<const uint8_t*>(workspace);
-  if (tiling_max_ && dtype_ == DType::bfloat16) {
-    tiling_max_backward(geometry_, static_cast<const bfloat16*>(diff_dst), argmax, static_cast<bfloat16*>(diff_src));
-  } else if (tiling_max_) {
-    tiling_max_backward(geometry_, static_cast<const float*>(diff_dst), argmax, static_cast<float*>(diff_src));
-  } else if (tiling_average_ && dtype_ == DType::bfloat16) {
-    tiling_average_backward(geometry_, static_cast<const bfloat16*>(diff_dst), static_cast<bfloat16*>(diff_src));
+  if (tiling_max_) {
+    tiling_max_backward(geometry_, diff_dst, output_dtype_, static_cast<const uint8_t*>(workspace), diff_src, dtype_);
   } else if (tiling_average_) {
-    tiling_average_backward(geometry_, static_cast<const float*>(diff_dst), static_cast<float*>(diff_src));
+    tiling_average_backward(geometry_, diff_dst, diff_src, dtype_);
   } else if (workspace_bytes_ > 0) {
     backward_.execute({diff_dst, diff_src, workspace}, scratchpad_.get());
   } else {

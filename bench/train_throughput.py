@@ -2,6 +2,12 @@
 (TensorFlow backend), same model, Fashion-MNIST data, global batch, optimizer and thread count.
 
     python3 bench/train_throughput.py --tenfold build/tenfold-bench-train [--threads 2]
+        [--dtype-policy mixed_bfloat16] [--tenfold-devices 2]
+
+With --dtype-policy mixed_bfloat16 each framework trains under its mixed bfloat16 precision:
+Keras' policy (set before the model is made), PyTorch's torch.autocast("cpu", bfloat16),
+Tenfold's policy. --tenfold-devices N trains Tenfold on N local replicas (the cores split into
+logical devices, as `tenfold train` does) instead of one replica on all threads.
 
 Each framework runs in its own process, in alternating rounds so a noisy machine slows all of
 them alike; each reports the best and the median of timed windows. PyTorch and TensorFlow
@@ -54,13 +60,16 @@ def run_torch(args):
     batches = len(x) // args.batch_size
     position = [0]
 
+    mixed = args.dtype_policy == "mixed_bfloat16"
+
     def step():
         b = position[0] % batches
         position[0] += 1
         xb = x[b * args.batch_size:(b + 1) * args.batch_size]
         yb = y[b * args.batch_size:(b + 1) * args.batch_size]
         optimizer.zero_grad()
-        loss = loss_fn(model(xb), yb)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mixed):
+            loss = loss_fn(model(xb), yb)
         loss.backward()
         optimizer.step()
 
@@ -76,6 +85,7 @@ def run_keras(args):
     import keras
     from fixture_common import fashion_mnist
     (x, y), _ = fashion_mnist()
+    keras.mixed_precision.set_dtype_policy(args.dtype_policy)
     model = keras.Sequential([
         keras.Input(shape=(28, 28, 1)),
         keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(),
@@ -95,7 +105,8 @@ def run_keras(args):
 def run_tenfold(args):
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     out = subprocess.run([args.tenfold, "--batch-size", str(args.batch_size), "--steps",
-                          str(args.steps), "--repeats", str(args.repeats)],
+                          str(args.steps), "--repeats", str(args.repeats), "--dtype-policy", args.dtype_policy]
+                         + (["--devices", str(args.tenfold_devices)] if args.tenfold_devices else []),
                          env=env, check=True, capture_output=True, text=True).stdout
     result = json.loads(out.strip().splitlines()[-1])
     result["version"] = "this tree"
@@ -116,6 +127,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only", choices=["tenfold", "pytorch", "keras"])
+    parser.add_argument("--dtype-policy", default="float32", choices=["float32", "mixed_bfloat16"])
+    parser.add_argument("--tenfold-devices", type=int, default=0)
     args = parser.parse_args()
     runners = {"tenfold": run_tenfold, "pytorch": run_torch, "keras": run_keras}
     if args.only:
@@ -135,8 +148,9 @@ def main():
             for key in ("best_samples_per_second", "median_samples_per_second"):
                 best[key] = max(best[key], result[key])
     tenfold = results["tenfold"]["best_samples_per_second"]
-    print(f"\nrecipe CNN, Fashion-MNIST, batch {args.batch_size}, {args.threads} threads, "
-          f"Adam; best (median) of {args.rounds} rounds x {args.repeats} windows x "
+    replicas = f"{args.tenfold_devices} replicas" if args.tenfold_devices else "one replica"
+    print(f"\nrecipe CNN, Fashion-MNIST, batch {args.batch_size}, {args.threads} threads (Tenfold: {replicas}), "
+          f"Adam, {args.dtype_policy}; best (median) of {args.rounds} rounds x {args.repeats} windows x "
           f"{args.steps} steps")
     print(f"{'framework':10} {'samples/s best':>15} {'median':>10} {'tenfold / it':>13}  version")
     for name, r in results.items():

@@ -76,7 +76,7 @@ TEST(Commands, HelpDocumentsTheOptionsTested) {
                           "--learning-rate", "--metrics", "--freeze", "--class-weight", "--epochs", "--batch-size",
                           "--per-replica-batch", "--validation-split", "--validation-data", "--seed", "--save",
                           "--backup-dir", "--backup-freq", "--history", "--log-dir", "--update-freq", "--verbose",
-                          "--memory-limit"}));
+                          "--memory-limit", "--dtype-policy"}));
   EXPECT_EQ(documented_options("evaluate"),
             with_cluster({"--data", "--labels", "--label", "--categorical", "--batch-size", "--verbose"}));
   EXPECT_EQ(documented_options("predict"), std::set<std::string>({"--data", "--labels", "--label", "--categorical",
@@ -169,6 +169,30 @@ TEST(Commands, TrainWithEveryOptionThenEvaluatePredictSummary) {
   EXPECT_NEAR(at_2048, 2 * at_1024, 0.01 * at_2048);
 
   for (const fs::path& path : {model, history, logs, backups, data, predictions}) fs::remove_all(path);
+}
+
+// The TPU's precision policy on this CPU's bfloat16 units; on a CPU without them (oneDNN told
+// so with ONEDNN_MAX_CPU_ISA) it trains in float32 after one warning; float16 is refused.
+TEST(Commands, TrainsUnderMixedBfloat16) {
+  CommandResult mixed = tenfold("train --dtype-policy mixed_bfloat16 --epochs 1 --devices 2 --verbose 2");
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.output;
+  EXPECT_GE(number_after(mixed.output, "test accuracy: "), 0.84) << mixed.output;
+
+  CommandResult without_units = testing::run_command("ONEDNN_MAX_CPU_ISA=AVX512_CORE " + std::string(TENFOLD_BINARY) +
+                                                     " train --dtype-policy mixed_bfloat16 --epochs 1 --verbose 2");
+  ASSERT_EQ(without_units.exit_code, 0) << without_units.output;
+  EXPECT_NE(without_units.output.find("WARNING: this CPU has no bfloat16 units (AVX-512 BF16 or AMX): the "
+                                      "mixed_bfloat16 policy computes in float32 here"),
+            std::string::npos)
+      << without_units.output;
+  EXPECT_GE(number_after(without_units.output, "test accuracy: "), 0.84) << without_units.output;
+
+  CommandResult float16 = tenfold("train --dtype-policy mixed_float16 --epochs 1");
+  EXPECT_NE(float16.exit_code, 0);
+  EXPECT_NE(float16.output.find("dtype policy 'mixed_float16' is not supported on CPUs (no float16 units); use "
+                                "'mixed_bfloat16'"),
+            std::string::npos)
+      << float16.output;
 }
 
 TEST(Commands, MissingOrBadInputsAreClearErrors) {

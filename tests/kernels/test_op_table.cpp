@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/conv2d.h"
 #include "kernels/onednn/dense.h"
@@ -22,6 +23,7 @@
 #include "kernels/reference/conv2d.h"
 #include "kernels/reference/dense.h"
 #include "kernels/reference/pooling.h"
+#include "layers/dtype_policy.h"
 #include "support/check.h"
 
 namespace tenfold::kernels {
@@ -341,6 +343,181 @@ INSTANTIATE_TEST_SUITE_P(Table, ActivationRows,
                                            "gelu", "silu", "mish", "softplus", "softsign",
                                            "sigmoid", "hard_sigmoid", "hard_silu", "tanh",
                                            "exponential", "softmax", "log_softmax"));
+
+// ---- bfloat16 (the mixed_bfloat16 policy): every Conv2D row whose reduction a bfloat16 kernel
+// computes (layers/conv2d.h: 64 or more), every Dense row, tiling max pooling (float32 in,
+// bfloat16 out too), each at the training shapes with no reference kernel, and checked
+// against the reference kernel run in float32 on the same bfloat16-rounded operands, its
+// pre-activation rounded as the kernels round theirs (so both see relu6's kink at the same
+// place). The kernels accumulate in float32 and round their outputs to bfloat16 (2^-9
+// relative): within 2^-6 relative, and an absolute 2^-8 per square root of the terms summed.
+
+std::vector<float> rounded(std::vector<float> values) {
+  round_to_bfloat16(values.data(), values.data(), int64_t(values.size()));
+  return values;
+}
+
+std::vector<bfloat16> to_bfloat16s(const std::vector<float>& values) {
+  std::vector<bfloat16> result(values.size());
+  to_bfloat16(values.data(), result.data(), int64_t(values.size()));
+  return result;
+}
+
+std::vector<float> widened(const std::vector<bfloat16>& values) {
+  std::vector<float> result(values.size());
+  to_float(values.data(), result.data(), int64_t(values.size()));
+  return result;
+}
+
+constexpr double bfloat16_rtol = 1.0 / 64;
+double bfloat16_atol(int64_t terms) { return std::sqrt(double(terms)) / 256; }
+
+class Bfloat16Conv2DRows : public OpTable, public ::testing::WithParamInterface<ConvRow> {};
+
+TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
+  const ConvRow& row = GetParam();
+  WindowGeometry g = row.geometry(2, 9);
+  const size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.out_channels);
+  const int64_t group_channels = row.channels / row.groups;
+  auto x = rounded(to_floats(random_values(size_t(g.batch * 9 * 9 * row.channels), 1)));
+  auto kernel = rounded(to_floats(random_values(size_t(row.kernel * row.kernel * group_channels * row.filters), 2)));
+  auto bias = to_floats(random_values(size_t(row.filters), 3));
+  auto upstream = rounded(to_floats(random_values(out_count, 4)));
+  std::vector<float> pre(out_count), expected_y(out_count), expected_dpre(out_count);
+  std::vector<float> expected_dx(x.size()), expected_dkernel(kernel.size()), expected_dbias(bias.size());
+  reference::conv2d_forward<float>(g, x.data(), kernel.data(), bias.data(), pre.data());
+  pre = rounded(pre);
+  reference::activation_forward<float>(row.activation, 1, int64_t(out_count), pre.data(), expected_y.data());
+  reference::activation_backward<float>(row.activation, 1, int64_t(out_count), pre.data(),
+                                        expected_y.data(), upstream.data(), expected_dpre.data());
+  reference::conv2d_backward<float>(g, x.data(), kernel.data(), expected_dpre.data(),
+                                    expected_dx.data(), expected_dkernel.data(), expected_dbias.data());
+
+  onednn::OnednnWeightLayout layout = conv_layout(g);
+  onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), true, DType::bfloat16);
+  auto native_kernel = to_native(layout, kernel);
+  std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
+  std::vector<float> dnative(native_kernel.size()), dbias(bias.size());
+  conv.forward(x16.data(), native_kernel.data(), bias.data(), y16.data());
+  const int64_t window = row.kernel * row.kernel;
+  EXPECT_TRUE(all_close(widened(y16), as_doubles(expected_y), bfloat16_rtol, bfloat16_atol(window * group_channels)))
+      << "forward";
+  conv.backward(x16.data(), y16.data(), dy16.data(), native_kernel.data(), dx16.data(), dnative.data(), dbias.data());
+  EXPECT_TRUE(all_close(widened(dx16), as_doubles(expected_dx), bfloat16_rtol,
+                        bfloat16_atol(window * row.filters / row.groups))) << "dx";
+  const int64_t pixels = g.batch * g.out_height * g.out_width;
+  EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected_dkernel), bfloat16_rtol,
+                        bfloat16_atol(pixels))) << "dkernel";
+  EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), bfloat16_rtol, bfloat16_atol(pixels))) << "dbias";
+
+  const int64_t size = row.first_layer ? 28 : 14;
+  for (int64_t batch : training_batches) {
+    WindowGeometry at = row.geometry(batch, size);
+    onednn::OnednnWeightLayout at_layout = conv_layout(at);
+    onednn::Conv2DKernel at_batch(at, row.activation, true, at_layout.native_desc(), !row.first_layer,
+                                  DType::bfloat16);
+    if (batch == layout_batch) {
+      print_row("bfloat16 " + row.name() + " " + std::to_string(size) + "x" + std::to_string(size),
+                at_batch.implementations());
+    }
+  }
+}
+
+std::vector<ConvRow> bfloat16_conv_rows() {
+  std::vector<ConvRow> rows;
+  for (const ConvRow& row : conv_rows()) {
+    if (row.channels / row.groups * row.kernel * row.kernel >= 64) rows.push_back(row);
+  }
+  return rows;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, Bfloat16Conv2DRows, ::testing::ValuesIn(bfloat16_conv_rows()));
+
+class Bfloat16DenseRows : public OpTable, public ::testing::WithParamInterface<DenseRow> {};
+
+TEST_P(Bfloat16DenseRows, MatchesReferenceAndRunsNoReferenceKernel) {
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
+  const DenseRow& row = GetParam();
+  const int64_t rows = 5;
+  auto x = rounded(to_floats(random_values(size_t(rows * row.in), 1)));
+  auto kernel = rounded(to_floats(random_values(size_t(row.in * row.units), 2, -0.1, 0.1)));
+  auto bias = to_floats(random_values(size_t(row.units), 3));
+  auto upstream = rounded(to_floats(random_values(size_t(rows * row.units), 4)));
+  const size_t out_count = size_t(rows * row.units);
+  std::vector<float> pre(out_count), expected_y(out_count), expected_dpre(out_count);
+  std::vector<float> expected_dx(x.size()), expected_dkernel(kernel.size()), expected_dbias(bias.size());
+  reference::dense_forward<float>(rows, row.in, row.units, x.data(), kernel.data(), bias.data(), pre.data());
+  pre = rounded(pre);
+  reference::activation_forward<float>(row.activation, 1, int64_t(out_count), pre.data(), expected_y.data());
+  reference::activation_backward<float>(row.activation, 1, int64_t(out_count), pre.data(),
+                                        expected_y.data(), upstream.data(), expected_dpre.data());
+  reference::dense_backward<float>(rows, row.in, row.units, x.data(), kernel.data(), expected_dpre.data(),
+                                   expected_dx.data(), expected_dkernel.data(), expected_dbias.data());
+
+  onednn::DenseKernel dense(rows, row.in, row.units, row.activation, true, true, DType::bfloat16);
+  std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
+  std::vector<float> dkernel(kernel.size()), dbias(bias.size());
+  dense.forward(x16.data(), kernel.data(), bias.data(), y16.data());
+  EXPECT_TRUE(all_close(widened(y16), as_doubles(expected_y), bfloat16_rtol, bfloat16_atol(row.in))) << "forward";
+  dense.backward(x16.data(), y16.data(), dy16.data(), kernel.data(), dx16.data(), dkernel.data(), dbias.data());
+  EXPECT_TRUE(all_close(widened(dx16), as_doubles(expected_dx), bfloat16_rtol, bfloat16_atol(row.units))) << "dx";
+  EXPECT_TRUE(all_close(dkernel, as_doubles(expected_dkernel), bfloat16_rtol, bfloat16_atol(rows))) << "dkernel";
+  EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), bfloat16_rtol, bfloat16_atol(rows))) << "dbias";
+  onednn::DenseKernel at_batch(layout_batch, row.in, row.units, row.activation, true, !row.first_layer,
+                               DType::bfloat16);
+  print_row("bfloat16 " + row.name(), at_batch.implementations());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, Bfloat16DenseRows,
+    ::testing::Values(DenseRow{784, 512, true, Activation::relu}, DenseRow{512, 256, false, Activation::relu},
+                      DenseRow{5408, 128, false, Activation::relu}, DenseRow{3136, 1024, false, Activation::relu},
+                      DenseRow{1024, 10, false, Activation::linear}, DenseRow{4096, 256, false, Activation::sigmoid},
+                      DenseRow{300, 20, false, Activation::tanh}, DenseRow{13, 64, true, Activation::relu},
+                      DenseRow{64, 1, false, Activation::sigmoid}));
+
+class Bfloat16PoolingRows : public OpTable, public ::testing::WithParamInterface<PoolRow> {};
+
+TEST_P(Bfloat16PoolingRows, MatchesReferenceAndRunsNoReferenceKernel) {
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
+  // Pooling only moves or averages values: in bfloat16 it equals the reference on rounded
+  // values, rounded: exactly for max's forward, within a rounding or two for averages and for
+  // the gradients overlapping windows add up.
+  const PoolRow& row = GetParam();
+  const int64_t channels = 5;
+  WindowGeometry g = make_window_geometry(3, 9, 8, channels, channels, row.pool, row.pool, row.stride, row.stride,
+                                          row.padding);
+  const size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.in_channels);
+  auto x = rounded(to_floats(random_values(size_t(3 * 9 * 8 * channels), 1)));
+  auto upstream = rounded(to_floats(random_values(out_count, 2)));
+  std::vector<float> expected_y(out_count), expected_dx(x.size());
+  reference::pool_forward<float>(row.kind, g, x.data(), expected_y.data());
+  reference::pool_backward<float>(row.kind, g, x.data(), upstream.data(), expected_dx.data());
+  const double forward_tolerance = row.kind == reference::PoolKind::max ? 0 : 1.0 / 128;
+  // oneDNN adds overlapping windows' gradients in bfloat16: each addition rounds a partial sum
+  // of up to about 2 by 2^-8.
+  const double backward_atol = row.stride < row.pool ? 1.0 / 32 : 0;
+  for (DType input : {DType::bfloat16, DType::float32}) {
+    if (input == DType::float32 && !(row.kind == reference::PoolKind::max && row.pool == row.stride)) continue;
+    SCOPED_TRACE(input == DType::float32 ? "float32 into bfloat16" : "bfloat16");
+    onednn::PoolingKernel pool(row.kind, g, input, DType::bfloat16);
+    std::vector<std::byte> workspace(pool.workspace_bytes());
+    std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
+    std::vector<float> dx32(x.size());
+    pool.forward(input == DType::float32 ? static_cast<const void*>(x.data()) : x16.data(), y16.data(), workspace.data());
+    pool.backward(dy16.data(), input == DType::float32 ? static_cast<void*>(dx32.data()) : dx16.data(), workspace.data());
+    EXPECT_TRUE(all_close(widened(y16), as_doubles(expected_y), forward_tolerance, 0)) << "forward";
+    EXPECT_TRUE(all_close(input == DType::float32 ? dx32 : widened(dx16), as_doubles(expected_dx), bfloat16_rtol,
+                          backward_atol)) << "backward";
+  }
+  onednn::PoolingKernel at_batch(row.kind, make_window_geometry(layout_batch, 28, 28, 32, 32, row.pool, row.pool,
+                                                                row.stride, row.stride, row.padding),
+                                 DType::bfloat16);
+  print_row("bfloat16 " + row.name() + " 28x28x32", at_batch.implementations());
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, Bfloat16PoolingRows, ::testing::ValuesIn(pool_rows()));
 
 // ---- The check itself: a primitive forced onto oneDNN's reference kernel is refused. The
 // convolution of the first bug report: backward-data handed the forward's weight layout.

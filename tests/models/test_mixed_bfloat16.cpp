@@ -72,6 +72,7 @@ std::vector<double> three_adam_steps(models::Model& model, const std::string& fi
 }
 
 TEST(MixedBfloat16, ThreeAdamStepsOfTheRecipeModelAsKeras) {
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 computes in float32";
   reset_layer_names();
   auto model = io::load_model_json(fixture_path("keras/parity_mixed_bfloat16/model.json"));
   for (Layer* layer : model->layers()) EXPECT_EQ(layer->dtype_policy(), DTypePolicy::mixed_bfloat16) << layer->name();
@@ -110,6 +111,7 @@ TEST(MixedBfloat16, KerasFilesLoadWithTheirPolicyAndSaveIt) {
 }
 
 TEST(MixedBfloat16, ActivationsAndGradientsTakeHalfTheArena) {
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 computes in float32";
   // Every tensor but the float32 input is bfloat16: the arena of the recipe's training step
   // is half of float32's, within the input and a layer's alignment.
   auto arena = [](DTypePolicy policy) {

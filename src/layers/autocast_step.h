@@ -34,7 +34,7 @@ class AutocastStep : public LayerStep {
                 std::span<Tensor* const> grad_inputs, std::span<Tensor> weight_gradients,
                 bool grad_is_for_logits) override;
   std::span<const Tensor> batch_statistics() const override { return step_->batch_statistics(); }
-  DType compute_dtype() const override { return output_dtype_; }
+  DType output_dtype() const override { return output_dtype_; }
 
  private:
   /// The step's view of a tensor: the tensor itself, or its converted copy in the scratch.

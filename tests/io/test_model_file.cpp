@@ -12,6 +12,7 @@
 #include "distribute/strategy.h"
 #include "io/hdf5.h"
 #include "io/model_file.h"
+#include "kernels/bfloat16.h"
 #include "io/zip_archive.h"
 #include "models/seed_cnn.h"
 #include "losses/crossentropy.h"
@@ -223,9 +224,18 @@ TEST(TenfoldFiles, LoadInKerasWithTenfoldsPredictions) {
   const char* python = std::getenv("TENFOLD_KERAS_PYTHON");
   if (python && !fs::exists(python)) GTEST_SKIP() << python << " does not exist: Keras was not installed";
   std::string command = std::string(python ? python : "python3").append(" ").append(TENFOLD_TESTS_DIR).append("/io/keras_predict.py");
-  std::vector<std::pair<fs::path, Tensor>> cases;  // Keras' predictions file, Tenfold's predictions
+  // Keras' predictions file, Tenfold's predictions, and whether the model computes in bfloat16
+  // (mixed_bfloat16: Keras' predictions are then bfloat16 values, which shows it loaded the
+  // policy, within 2^-7 of Tenfold's).
+  struct Case {
+    fs::path predictions;
+    Tensor expected;
+    bool bfloat16;
+  };
+  std::vector<Case> cases;
   std::vector<fs::path> files;
-  for (std::string fixture : {"", "parity_residual", "parity_nested", "parity_batchnorm", "parity_mobile", "parity_convnext"}) {
+  for (std::string fixture : {"", "parity_residual", "parity_nested", "parity_batchnorm", "parity_mobile", "parity_convnext",
+                              "parity_mixed_bfloat16_conv_stack"}) {
     for (std::string extension : {".h5", ".keras"}) {
       auto model = trained_recipe_model(fixture);
       // Built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
@@ -235,7 +245,8 @@ TEST(TenfoldFiles, LoadInKerasWithTenfoldsPredictions) {
       save_model(*model, path.string());
       command.append(" ").append(path.string()).append(" ").append(fixture_path("models/x.npy"));
       command.append(" ").append(predictions.string());
-      cases.emplace_back(predictions, model->predict(read_npy(fixture_path("models/x.npy"))));
+      cases.push_back({predictions, model->predict(read_npy(fixture_path("models/x.npy"))),
+                       model->layers().front()->dtype_policy() == DTypePolicy::mixed_bfloat16});
       files.push_back(path);
     }
   }
@@ -243,9 +254,16 @@ TEST(TenfoldFiles, LoadInKerasWithTenfoldsPredictions) {
   for (const fs::path& path : files) fs::remove(path);
   if (result.exit_code == 77) GTEST_SKIP() << result.output;
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  for (const auto& [predictions, expected] : cases) {
-    EXPECT_TRUE(testing::all_close(read_npy(predictions.string()), expected, 1e-5, 1e-6)) << predictions << "\n" << result.output;
-    fs::remove(predictions);
+  for (const Case& each : cases) {
+    Tensor keras = read_npy(each.predictions.string());
+    if (each.bfloat16) {
+      Tensor rounded = keras.clone();
+      kernels::round_to_bfloat16(rounded.data<float>(), rounded.data<float>(), rounded.num_elements());
+      EXPECT_TRUE(testing::all_close(keras, rounded, 0, 0)) << each.predictions << ": not computed in bfloat16";
+    }
+    EXPECT_TRUE(testing::all_close(keras, each.expected, each.bfloat16 ? 0 : 1e-5, each.bfloat16 ? 1.0 / 128 : 1e-6))
+        << each.predictions << "\n" << result.output;
+    fs::remove(each.predictions);
   }
 }
 

@@ -75,10 +75,14 @@ int main(int argc, char** argv) {
   // The time a step waited, after its last gradient, for the gradients' sum across replicas
   // and workers (TENFOLD_OVERLAP_REDUCTION=0 starts that sum only after backward).
   const double reduction_wait_ms = model->reduction_wait_seconds() * 1e3 / double(warmup + repeats * steps);
+  // The arena of one replica's training step (the one trained: the global batch split evenly).
+  const int64_t replica_batch = batch_size / strategy->num_replicas_in_sync();
+  const models::CompiledStep& step = model->compiled_step(replica_batch, true);
+  const double arena_mib = double(step.arena_bytes()) / (1 << 20), autocast_mib = double(step.autocast_bytes()) / (1 << 20);
   std::printf("{\"framework\": \"tenfold\", \"replicas\": %d, \"best_samples_per_second\": %.1f, "
               "\"median_samples_per_second\": %.1f, \"best_ms_per_step\": %.3f, "
-              "\"reduction_wait_ms_per_step\": %.3f}\n",
+              "\"reduction_wait_ms_per_step\": %.3f, \"arena_mib\": %.1f, \"autocast_scratch_mib\": %.1f}\n",
               strategy->num_replicas_in_sync(), double(steps * batch_size) / best,
-              double(steps * batch_size) / median, best * 1e3 / double(steps), reduction_wait_ms);
+              double(steps * batch_size) / median, best * 1e3 / double(steps), reduction_wait_ms, arena_mib, autocast_mib);
   return 0;
 }

@@ -180,9 +180,8 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   auto arena_view = [&](int id, int tensor) {
     return Tensor::view(arena_.get() + plan_.offset(id), shape_of(tensor), dtypes_[size_t(tensor)]);
   };
-  size_t autocast_bytes = 0;
-  for (AutocastStep* step : autocast_steps) autocast_bytes = std::max(autocast_bytes, step->scratch_bytes());
-  autocast_scratch_ = allocate_aligned(autocast_bytes, false);
+  for (AutocastStep* step : autocast_steps) autocast_bytes_ = std::max(autocast_bytes_, step->scratch_bytes());
+  autocast_scratch_ = allocate_aligned(autocast_bytes_, false);
   for (AutocastStep* step : autocast_steps) step->bind(autocast_scratch_.get());
 
   tensors_.resize(tensor_count);

@@ -80,19 +80,13 @@ Shape Conv2D::keras_kernel_shape(const kernels::WindowGeometry& g) const {
   return {g.window_height, g.window_width, g.in_channels / g.groups, g.out_channels};
 }
 
-DType Conv2D::kernel_dtype(const kernels::WindowGeometry& g, DType dtype) const {
-  const int64_t reduction = g.in_channels / g.groups * g.window_height * g.window_width;
-  return reduction >= 64 ? dtype : DType::float32;
-}
-
 std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const CompileOptions& options) {
   kernels::WindowGeometry g = geometry(input_shape);
   const auto& layout = static_cast<const OnednnWeightLayout&>(*kernel_layout_);
   return std::make_unique<WeightedStep<Conv2DKernel>>(
-      activation_, g.batch * g.out_height * g.out_width, g.out_channels, weights(), kernel_dtype(g, options.compute_dtype),
+      activation_, g.batch * g.out_height * g.out_width, g.out_channels, weights(), options.compute_dtype,
       [&](kernels::Activation fused, DType dtype) {
-        return Conv2DKernel(g, fused, options_.use_bias, layout.native_desc(), options.need_input_gradient, dtype,
-                            dtype != options.compute_dtype);
+        return Conv2DKernel(g, fused, options_.use_bias, layout.native_desc(), options.need_input_gradient, dtype);
       });
 }
 

@@ -34,13 +34,6 @@ class Conv2D : public Layer {
   const Conv2DOptions& options() const { return options_; }
   virtual kernels::WindowGeometry geometry(const Shape& input_shape) const;
   kernels::Activation activation() const { return activation_; }
-  /// The dtype its kernels compute in under a policy computing in `dtype`: float32 (on weights
-  /// rounded to bfloat16, and inputs rounded by the model's AutocastStep) for a convolution
-  /// whose reduction (input channels per group x window) is below 64, too short for the
-  /// bfloat16 kernels: measured on the recipe's 1 -> 32 3x3 layer (a reduction of 9), forward
-  /// 2.9 ms and backward-weights 2.8 ms in bfloat16 against 1.5 and 0.9 ms in float32 (512
-  /// samples, 2 replicas).
-  DType kernel_dtype(const kernels::WindowGeometry& g, DType dtype) const;
   /// The kernel's native layout (after build).
   const WeightLayout& kernel_layout() const { return *kernel_layout_; }
 

@@ -344,9 +344,9 @@ INSTANTIATE_TEST_SUITE_P(Table, ActivationRows,
                                            "sigmoid", "hard_sigmoid", "hard_silu", "tanh",
                                            "exponential", "softmax", "log_softmax"));
 
-// ---- bfloat16 (the mixed_bfloat16 policy): every Conv2D row whose reduction a bfloat16 kernel
-// computes (layers/conv2d.h: 64 or more), every Dense row, tiling max pooling (float32 in,
-// bfloat16 out too), each at the training shapes with no reference kernel, and checked
+// ---- bfloat16 (the mixed_bfloat16 policy): every Conv2D row, every Dense row, the pooling
+// rows (and tiling max pooling from float32 into bfloat16, as the fused Conv2D+MaxPooling2D of
+// a short reduction runs it: layers/fusion.cpp), each at the training shapes with no reference kernel, and checked
 // against the reference kernel run in float32 on the same bfloat16-rounded operands, its
 // pre-activation rounded as the kernels round theirs (so both see relu6's kink at the same
 // place). The kernels accumulate in float32 and round their outputs to bfloat16 (2^-9
@@ -424,15 +424,7 @@ TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
   }
 }
 
-std::vector<ConvRow> bfloat16_conv_rows() {
-  std::vector<ConvRow> rows;
-  for (const ConvRow& row : conv_rows()) {
-    if (row.channels / row.groups * row.kernel * row.kernel >= 64) rows.push_back(row);
-  }
-  return rows;
-}
-
-INSTANTIATE_TEST_SUITE_P(Table, Bfloat16Conv2DRows, ::testing::ValuesIn(bfloat16_conv_rows()));
+INSTANTIATE_TEST_SUITE_P(Table, Bfloat16Conv2DRows, ::testing::ValuesIn(conv_rows()));
 
 class Bfloat16DenseRows : public OpTable, public ::testing::WithParamInterface<DenseRow> {};
 

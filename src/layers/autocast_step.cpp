@@ -17,7 +17,7 @@ size_t bytes_of(const Shape& shape, DType dtype) {
 
 AutocastStep::AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Shape>& input_shapes,
                            const std::vector<DType>& input_dtypes, const Shape& output_shape,
-                           DType output_dtype)
+                           DType output_dtype, bool casts_inputs)
     : step_(std::move(step)),
       output_dtype_(output_dtype),
       inputs_(input_shapes.size()),
@@ -25,7 +25,8 @@ AutocastStep::AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Sh
       output_shape_(output_shape) {
   const DType inner = step_->compute_dtype();
   for (size_t k = 0; k < inputs_.size(); ++k) {
-    inputs_[k].rounds = input_dtypes.at(k) == inner && inner == DType::float32 && output_dtype == DType::bfloat16;
+    inputs_[k].rounds =
+        casts_inputs && input_dtypes.at(k) == inner && inner == DType::float32 && output_dtype == DType::bfloat16;
     inputs_[k].converts = input_dtypes.at(k) != inner || inputs_[k].rounds;
     if (inputs_[k].converts) scratch_bytes_ += 2 * bytes_of(input_shapes[k], inner);
   }
@@ -50,10 +51,12 @@ void AutocastStep::bind(std::byte* scratch) {
   }
 }
 
-bool AutocastStep::needed(const LayerStep& step, DType layer_dtype, const std::vector<DType>& input_dtypes) {
+bool AutocastStep::needed(const LayerStep& step, DType layer_dtype, const std::vector<DType>& input_dtypes,
+                          bool casts_inputs) {
   if (step.output_dtype() != layer_dtype) return true;
   for (DType input : input_dtypes) {
-    const bool rounds = input == DType::float32 && step.compute_dtype() == DType::float32 && layer_dtype == DType::bfloat16;
+    const bool rounds = casts_inputs && input == DType::float32 && step.compute_dtype() == DType::float32 &&
+                        layer_dtype == DType::bfloat16;
     if (input != step.compute_dtype() || rounds) return true;
   }
   return false;

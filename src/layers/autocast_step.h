@@ -16,12 +16,14 @@ class AutocastStep : public LayerStep {
  public:
   /// `step` reads step->compute_dtype() and writes step->output_dtype(); the tensors it is
   /// given have these shapes (batch included) and dtypes; its layer's policy computes in
-  /// `output_dtype`.
+  /// `output_dtype`; `casts_inputs` is Layer::casts_inputs (false: no input is rounded).
   AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Shape>& input_shapes,
-               const std::vector<DType>& input_dtypes, const Shape& output_shape, DType output_dtype);
+               const std::vector<DType>& input_dtypes, const Shape& output_shape, DType output_dtype,
+               bool casts_inputs);
   /// Whether `step`, of a layer computing in `layer_dtype`, needs an AutocastStep on tensors of
   /// these dtypes.
-  static bool needed(const LayerStep& step, DType layer_dtype, const std::vector<DType>& input_dtypes);
+  static bool needed(const LayerStep& step, DType layer_dtype, const std::vector<DType>& input_dtypes,
+                     bool casts_inputs);
 
   /// The converted copies live in memory shared by every autocast step of a model, which run
   /// one at a time and need nothing of it between forward and backward: this many bytes,

@@ -12,6 +12,7 @@ class Embedding : public Layer {
   Embedding(int64_t input_dim, int64_t output_dim, Initializer embeddings_initializer = uniform_initializer(),
             const std::string& name = "");
   std::string class_name() const override { return "Embedding"; }
+  bool casts_inputs() const override { return false; }
   Shape compute_output_shape(const Shape& input_shape) const override;
   std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
   nlohmann::json get_config() const override;

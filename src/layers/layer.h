@@ -157,6 +157,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   /// layer's config's. Takes effect at the model's next compile.
   DTypePolicy dtype_policy() const { return dtype_policy_; }
   void set_dtype_policy(DTypePolicy policy) { dtype_policy_ = policy; }
+  /// Whether its inputs are values that Keras casts to the compute dtype (false for indices,
+  /// as an Embedding's token ids, which a bfloat16 rounding would change).
+  virtual bool casts_inputs() const { return true; }
 
  protected:
   /// Creates weights; input_shape includes the batch dimension.

@@ -77,9 +77,10 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
                        " policy is not supported yet; give the layer dtype float32");
     std::vector<DType> input_dtypes;
     for (int input : node.inputs) input_dtypes.push_back(dtypes_[size_t(input)]);
-    if (!step.kernel->is_reshape() && AutocastStep::needed(*step.kernel, output_dtype, input_dtypes)) {
+    const bool casts_inputs = node.layer->casts_inputs();
+    if (!step.kernel->is_reshape() && AutocastStep::needed(*step.kernel, output_dtype, input_dtypes, casts_inputs)) {
       auto autocast = std::make_unique<AutocastStep>(std::move(step.kernel), input_shapes, input_dtypes,
-                                                     shape_of(step.output), output_dtype);
+                                                     shape_of(step.output), output_dtype, casts_inputs);
       autocast_steps.push_back(autocast.get());
       step.kernel = std::move(autocast);
     }

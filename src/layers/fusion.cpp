@@ -130,8 +130,9 @@ class ConvMaxPoolStep : public LayerStep {
 
   void forward(const Tensor& input, Tensor& output, bool) override {
     for_each_chunk([&](ChunkKernels& k, int64_t begin, size_t index) {
+      // The weights are converted (reordered, cast) once per step for each chunk size's kernel.
       k.conv.forward(element(input, begin * in_sample_), weights_[0]->value().data<float>(), bias(),
-                     conv_buffer_.raw_data());
+                     conv_buffer_.raw_data(), ran_before(k, begin));
       k.pool.forward(conv_buffer_.raw_data(), element(output, begin * out_sample_), workspace(index));
     });
   }
@@ -149,7 +150,7 @@ class ConvMaxPoolStep : public LayerStep {
                               begin > 0);
       if (grad_input) {
         k.conv.backward_data(conv_gradient, weights_[0]->value().data<float>(),
-                             element(*grad_input, begin * in_sample_));
+                             element(*grad_input, begin * in_sample_), ran_before(k, begin));
       }
     });
   }
@@ -162,6 +163,9 @@ class ConvMaxPoolStep : public LayerStep {
       each(batch_ - begin >= chunk_ ? *full_ : *rest_, begin, index);
     }
   }
+  /// Whether the chunk at `begin` runs a kernel that an earlier chunk of this step ran: only
+  /// the full chunks' kernel runs more than once (the rest, if any, comes last).
+  bool ran_before(const ChunkKernels& k, int64_t begin) const { return &k == full_.get() && begin > 0; }
   void* workspace(size_t index) { return workspaces_.get() + index * workspace_stride_; }
   const float* bias() const {
     return weights_.size() > 1 ? weights_[1]->value().data<float>() : nullptr;

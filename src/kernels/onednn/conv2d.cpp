@@ -139,11 +139,12 @@ std::vector<std::string> Conv2DKernel::implementations() const {
   return names;
 }
 
-void Conv2DKernel::forward(const void* src, const float* weights, const float* bias, void* dst) {
+void Conv2DKernel::forward(const void* src, const float* weights, const float* bias, void* dst, bool reuse_weights) {
+  const void* picked = forward_weights_(weights, reuse_weights);
   if (use_bias_) {
-    forward_.execute({src, forward_weights_(weights), bias, dst}, scratchpad_.get());
+    forward_.execute({src, picked, bias, dst}, scratchpad_.get());
   } else {
-    forward_.execute({src, forward_weights_(weights), dst}, scratchpad_.get());
+    forward_.execute({src, picked, dst}, scratchpad_.get());
   }
 }
 
@@ -159,9 +160,9 @@ void Conv2DKernel::activation_backward(const void* dst, void* diff_dst) {
   activation_.backward(nullptr, dst, diff_dst, diff_dst);
 }
 
-void Conv2DKernel::backward_data(const void* diff_dst, const float* weights, void* diff_src) {
+void Conv2DKernel::backward_data(const void* diff_dst, const float* weights, void* diff_src, bool reuse_weights) {
   check_argument(!backward_data_.empty(), "Conv2D kernel was built without input gradient");
-  backward_data_.execute({diff_dst, backward_data_weights_(weights), diff_src}, scratchpad_.get());
+  backward_data_.execute({diff_dst, backward_data_weights_(weights, reuse_weights), diff_src}, scratchpad_.get());
 }
 
 void Conv2DKernel::backward_weights(const void* src, const void* diff_dst, float* diff_weights,

@@ -32,8 +32,9 @@ class Conv2DKernel {
   /// The implementation oneDNN picked for each primitive, e.g. "forward brg:avx512_core".
   std::vector<std::string> implementations() const;
 
-  /// src [N,H,W,C] -> dst [N,OH,OW,F], activation applied.
-  void forward(const void* src, const float* weights, const float* bias, void* dst);
+  /// src [N,H,W,C] -> dst [N,OH,OW,F], activation applied. With `reuse_weights`, the weights
+  /// as the previous call converted them (a later chunk of one step: cast once per step).
+  void forward(const void* src, const float* weights, const float* bias, void* dst, bool reuse_weights = false);
   /// All of the backward: activation (in place on diff_dst), data (diff_src may be null when
   /// need_diff_src was false) and weights (diff_bias ignored without bias).
   void backward(const void* src, const void* dst, void* diff_dst, const float* weights,
@@ -41,8 +42,8 @@ class Conv2DKernel {
 
   /// The activation's backward, in place: diff_dst becomes the gradient before activation.
   void activation_backward(const void* dst, void* diff_dst);
-  /// diff_dst (before activation) -> diff_src.
-  void backward_data(const void* diff_dst, const float* weights, void* diff_src);
+  /// diff_dst (before activation) -> diff_src; `reuse_weights` as forward's.
+  void backward_data(const void* diff_dst, const float* weights, void* diff_src, bool reuse_weights = false);
   /// diff_dst (before activation) -> weight and bias gradients, overwritten or, with
   /// `accumulate`, added to (for a batch run in chunks).
   void backward_weights(const void* src, const void* diff_dst, float* diff_weights,

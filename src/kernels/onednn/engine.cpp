@@ -159,8 +159,10 @@ WeightsForPrimitive::WeightsForPrimitive(const memory::desc& stored, const memor
   copy_floats_ = int64_t(picked.get_size() / sizeof(float));
 }
 
-const void* WeightsForPrimitive::operator()(const float* stored) {
+const void* WeightsForPrimitive::operator()(const float* stored, bool reuse) {
   if (reorder_.empty()) return stored;
+  if (reuse && copied_) return copy_.get();
+  copied_ = true;
   reorder_.execute({stored, copy_.get()}, nullptr);
   if (rounds_) {
     auto* values = reinterpret_cast<float*>(copy_.get());

@@ -79,13 +79,15 @@ class WeightsForPrimitive {
   /// (a float32 kernel standing in for a bfloat16 one).
   WeightsForPrimitive(const memory::desc& stored, const memory::desc& picked, bool round_to_bfloat16 = false);
   bool reorders() const { return !reorder_.empty(); }
-  /// The weights to pass to the primitive.
-  const void* operator()(const float* stored);
+  /// The weights to pass to the primitive. With `reuse`, the copy the previous call made, when
+  /// there is one (the weights have not changed since: a later chunk of the same step).
+  const void* operator()(const float* stored, bool reuse = false);
 
  private:
   BoundPrimitive reorder_;
   std::shared_ptr<std::byte> copy_;
   bool rounds_ = false;
+  bool copied_ = false;
   int64_t copy_floats_ = 0;
 };
 

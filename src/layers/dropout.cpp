@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/random.h"
+#include "kernels/bfloat16.h"
 
 namespace tenfold::layers {
 
@@ -15,20 +16,22 @@ namespace {
 class DropoutStep : public LayerStep {
  public:
   /// `noise_shape`: `shape`, or the shape of the draws shared along its axes of size 1.
-  DropoutStep(float rate, uint64_t key, const Shape& shape, const Shape& noise_shape)
-      : rate_(rate),
+  /// Activations in `dtype` (float32 or bfloat16; the mask is float32).
+  DropoutStep(float rate, uint64_t key, const Shape& shape, const Shape& noise_shape, DType dtype)
+      : dtype_(dtype),
+        rate_(rate),
         keep_threshold_(uint32_t(double(rate) * double(1u << 24))),
         key_(key),
         mask_(shape),
         noise_index_(noise_shape == shape ? std::vector<int64_t>{} : broadcast_indices(shape, noise_shape)),
         noise_(noise_shape == shape ? Shape{0} : noise_shape) {}
 
+  DType compute_dtype() const override { return dtype_; }
+
   void forward(const Tensor& input, Tensor& output, bool training) override {
-    const float* x = input.data<float>();
-    float* y = output.data<float>();
     const int64_t count = input.num_elements();
     if (!training || rate_ == 0.0f) {
-      if (x != y) std::memcpy(y, x, input.num_bytes());
+      if (input.raw_data() != output.raw_data()) std::memcpy(output.raw_data(), input.raw_data(), input.num_bytes());
       mask_active_ = false;
       return;
     }
@@ -41,22 +44,20 @@ class DropoutStep : public LayerStep {
       draw(call_key, noise, noise_.num_elements());
       for (int64_t i = 0; i < count; ++i) mask[i] = noise[noise_index_[size_t(i)]];
     }
-    for (int64_t i = 0; i < count; ++i) y[i] = x[i] * mask[i];
+    apply_mask(input.raw_data(), output.raw_data(), count);
     mask_active_ = true;
   }
 
   void backward(const Tensor&, const Tensor&, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor>, bool) override {
     if (!grad_input) return;
-    const float* dy = grad_output.data<float>();
-    float* dx = grad_input->data<float>();
-    const float* mask = mask_.data<float>();
-    const int64_t count = grad_output.num_elements();
     if (!mask_active_) {
-      if (dx != dy) std::memcpy(dx, dy, grad_output.num_bytes());
+      if (grad_input->raw_data() != grad_output.raw_data()) {
+        std::memcpy(grad_input->raw_data(), grad_output.raw_data(), grad_output.num_bytes());
+      }
       return;
     }
-    for (int64_t i = 0; i < count; ++i) dx[i] = dy[i] * mask[i];
+    apply_mask(grad_output.raw_data(), grad_input->raw_data(), grad_output.num_elements());
   }
 
  private:
@@ -70,6 +71,18 @@ class DropoutStep : public LayerStep {
     }
   }
 
+  /// to[i] = from[i] * mask[i], in the step's dtype.
+  void apply_mask(const void* from, void* to, int64_t count) const {
+    const float* mask = mask_.data<float>();
+    kernels::with_element_type(dtype_, [&](auto element) {
+      using Element = decltype(element);
+      const Element* in = static_cast<const Element*>(from);
+      Element* out = static_cast<Element*>(to);
+      for (int64_t i = 0; i < count; ++i) kernels::assign(out[i], kernels::as_float(in[i]) * mask[i]);
+    });
+  }
+
+  DType dtype_;
   float rate_;
   uint32_t keep_threshold_;
   uint64_t key_;
@@ -92,7 +105,7 @@ Dropout::Dropout(float rate, std::optional<uint64_t> seed, const std::string& na
 std::unique_ptr<LayerStep> Dropout::compile(const Shape& input_shape, const CompileOptions& options) {
   const uint64_t key = Random::stream_key(seed_.value_or(Random::seed_from(name())),
                                          {uint64_t(options.worker), uint64_t(options.replica), uint64_t(input_shape[0])});
-  if (noise_shape_.empty()) return std::make_unique<DropoutStep>(rate_, key, input_shape, input_shape);
+  if (noise_shape_.empty()) return std::make_unique<DropoutStep>(rate_, key, input_shape, input_shape, options.compute_dtype);
   check_argument(int64_t(noise_shape_.size()) == input_shape.rank(),
                  "Dropout '" + name() + "': noise_shape has " + std::to_string(noise_shape_.size()) +
                      " entries for inputs of rank " + std::to_string(input_shape.rank()) + " (batch included)");
@@ -105,7 +118,7 @@ std::unique_ptr<LayerStep> Dropout::compile(const Shape& input_shape, const Comp
                        " must be None, the size, or 1");
     noise[axis] = dim;
   }
-  return std::make_unique<DropoutStep>(rate_, key, input_shape, noise);
+  return std::make_unique<DropoutStep>(rate_, key, input_shape, noise, options.compute_dtype);
 }
 
 nlohmann::json Dropout::get_config() const {

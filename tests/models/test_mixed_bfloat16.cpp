@@ -18,10 +18,13 @@
 #include "core/error.h"
 #include "io/model_file.h"
 #include "kernels/bfloat16.h"
+#include "layers/dense.h"
+#include "layers/dropout.h"
 #include "layers/embedding.h"
 #include "layers/input.h"
 #include "models/sequential.h"
 #include "losses/crossentropy.h"
+#include "losses/elementwise.h"
 #include "optimizers/adam.h"
 #include "support/check.h"
 #include "support/npy.h"
@@ -151,6 +154,33 @@ TEST(MixedBfloat16, EmbeddingTokensAreNotRounded) {
       EXPECT_EQ(rows.data<float>()[sample * 4 + i], expected) << "token " << token;
     }
   }
+}
+
+TEST(MixedBfloat16, DropoutDropsTheSameUnitsInBfloat16) {
+  // A training forward of Dense + Dropout under each policy, same seed and weights: the same
+  // units dropped, the kept ones scaled alike (within the bfloat16 rounding).
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 computes in float32";
+  auto output_under = [](DTypePolicy policy) {
+    reset_layer_names();
+    set_random_seed(4);
+    models::Sequential model({layers::Input({16}), std::make_shared<layers::Dense>(layers::DenseOptions{.units = 64}),
+                              std::make_shared<layers::Dropout>(0.5f, 9)});
+    model.set_dtype_policy(policy);
+    model.compile(std::make_shared<optimizers::Adam>(), std::make_shared<losses::MeanSquaredError>());
+    models::CompiledStep& step = model.compiled_step(32, true);
+    Tensor& x = step.input();
+    for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = float(i % 7) / 7 - 0.4f;
+    step.forward(true);
+    return step.output().clone();
+  };
+  Tensor float32 = output_under(DTypePolicy::float32), mixed = output_under(DTypePolicy::mixed_bfloat16);
+  int64_t dropped = 0;
+  for (int64_t i = 0; i < float32.num_elements(); ++i) {
+    dropped += float32.data<float>()[i] == 0;
+    EXPECT_EQ(float32.data<float>()[i] == 0, mixed.data<float>()[i] == 0) << i;
+  }
+  EXPECT_GT(dropped, float32.num_elements() / 3);
+  EXPECT_TRUE(testing::all_close(mixed, float32, 1.0 / 64, 1.0 / 256));
 }
 
 TEST(MixedBfloat16, KerasFilesLoadWithTheirPolicyAndSaveIt) {

@@ -45,22 +45,28 @@ struct UpdateDistance {
   double relative() const { return std::sqrt(tenfold_to_keras / keras_update); }
 };
 
-/// Trains `model` 3 Adam steps on the parity batch from the fixture's initial weights; returns
-/// its losses and adds up the squared distance of its updates to the fixture's.
-std::vector<double> three_adam_steps(models::Model& model, const std::string& fixture, UpdateDistance& distance) {
+/// Trains `model` 3 Adam steps on the parity batch's labels and the fixture `inputs` (a path
+/// under fixtures/keras, without .npy) from the fixture's initial weights; returns its losses.
+std::vector<double> three_adam_steps(models::Model& model, const std::string& fixture,
+                                     const std::string& inputs = "parity/x") {
   model.compile(std::make_shared<optimizers::Adam>(), std::make_shared<losses::SparseCategoricalCrossentropy>(),
                 {"accuracy"});
   for (Layer* layer : model.layers()) {
     for (Variable* weight : layer->weights()) weight->assign(fixture_weight(fixture, "initial", *layer, *weight));
   }
-  Tensor x = read_npy(fixture_path("keras/parity/x.npy"));
+  Tensor x = read_npy(fixture_path("keras/" + inputs + ".npy"));
   Tensor y = read_npy(fixture_path("keras/parity/y.npy"));
   models::FitOptions options;
   options.batch_size = x.shape()[0];
   options.epochs = 3;
   options.shuffle = false;
   options.verbose = 0;
-  models::History history = model.fit(x, y, options);
+  return model.fit(x, y, options).history.at("loss");
+}
+
+/// Adds up the squared distance of the model's updates from the fixture's initial weights to
+/// the fixture's final ones.
+void add_update_distance(const models::Model& model, const std::string& fixture, UpdateDistance& distance) {
   for (Layer* layer : model.layers()) {
     for (Variable* weight : layer->weights()) {
       Tensor initial = fixture_weight(fixture, "initial", *layer, *weight);
@@ -74,7 +80,6 @@ std::vector<double> three_adam_steps(models::Model& model, const std::string& fi
       }
     }
   }
-  return history.history.at("loss");
 }
 
 TEST(MixedBfloat16, ThreeAdamStepsOfTheRecipeModelAsKeras) {
@@ -83,7 +88,8 @@ TEST(MixedBfloat16, ThreeAdamStepsOfTheRecipeModelAsKeras) {
   auto model = io::load_model_json(fixture_path("keras/parity_mixed_bfloat16/model.json"));
   for (Layer* layer : model->layers()) EXPECT_EQ(layer->dtype_policy(), DTypePolicy::mixed_bfloat16) << layer->name();
   UpdateDistance mixed;
-  std::vector<double> losses = three_adam_steps(*model, "parity_mixed_bfloat16", mixed);
+  std::vector<double> losses = three_adam_steps(*model, "parity_mixed_bfloat16");
+  add_update_distance(*model, "parity_mixed_bfloat16", mixed);
   std::vector<double> keras = testing::read_npy_doubles(fixture_path("keras/parity_mixed_bfloat16/losses.npy"));
   ASSERT_EQ(losses.size(), keras.size());
   for (size_t step = 0; step < keras.size(); ++step) {
@@ -95,7 +101,8 @@ TEST(MixedBfloat16, ThreeAdamStepsOfTheRecipeModelAsKeras) {
   auto float32 = io::load_model_json(fixture_path("keras/parity_mixed_bfloat16/model.json"));
   for (Layer* layer : float32->layers()) layer->set_dtype_policy(DTypePolicy::float32);
   UpdateDistance plain;
-  three_adam_steps(*float32, "parity_mixed_bfloat16", plain);
+  three_adam_steps(*float32, "parity_mixed_bfloat16");
+  add_update_distance(*float32, "parity_mixed_bfloat16", plain);
   EXPECT_LT(mixed.relative(), 0.0625);
   EXPECT_GT(plain.relative(), 0.0625);
 }
@@ -116,18 +123,7 @@ TEST(MixedBfloat16, EveryParityModelTrainsAsKerasFloat32DoesWithinBfloat16) {
     reset_layer_names();
     auto model = io::load_model_json(fixture_path("keras/" + fixture + "/model.json"));
     model->set_dtype_policy(DTypePolicy::mixed_bfloat16);
-    model->compile(std::make_shared<optimizers::Adam>(), std::make_shared<losses::SparseCategoricalCrossentropy>());
-    for (Layer* layer : model->layers()) {
-      for (Variable* weight : layer->weights()) weight->assign(fixture_weight(fixture, "initial", *layer, *weight));
-    }
-    Tensor x = read_npy(fixture_path("keras/" + inputs + ".npy"));
-    Tensor y = read_npy(fixture_path("keras/parity/y.npy"));
-    models::FitOptions options;
-    options.batch_size = x.shape()[0];
-    options.epochs = 3;
-    options.shuffle = false;
-    options.verbose = 0;
-    std::vector<double> losses = model->fit(x, y, options).history.at("loss");
+    std::vector<double> losses = three_adam_steps(*model, fixture, inputs);
     std::vector<double> keras = testing::read_npy_doubles(fixture_path("keras/" + fixture + "/losses.npy"));
     ASSERT_EQ(losses.size(), keras.size());
     for (size_t step = 0; step < keras.size(); ++step) {

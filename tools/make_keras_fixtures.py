@@ -22,6 +22,11 @@
   parity_nested/
             a Sequential ('features': Conv2D, MaxPooling2D, Flatten) called as a layer of a
             Functional model. Weight files are named by the innermost layer that owns them.
+  parity_shared/
+            Keras' shared layers: a Sequential encoder ('encoder': Conv2D, MaxPooling2D,
+            Flatten) and a Dense ('embed') each called on the image's top and bottom halves
+            (Cropping2D), a Dense ('refine') called twice in a row on its own output;
+            model.keras, model.h5 and predictions.npy.
   parity_two_outputs/
             one input, outputs 'digit' (softmax, SparseCategoricalCrossentropy, accuracy) and
             'bright' (linear, mse, loss weight 0.5). bright.npy: its target, each image's mean
@@ -55,7 +60,7 @@
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
             and their mean: one run's curve moves by about 0.01 with the seed.
 
-Run: make fixtures   (or: python3 tools/make_keras_fixtures.py [--skip-curve])"""
+Run: make fixtures   (or: python3 tools/make_keras_fixtures.py [--skip-curve] [--only parity_NAME])"""
 import argparse
 import json
 import os
@@ -71,6 +76,7 @@ import tensorflow as tf  # noqa: E402
 from fixture_common import FIXTURES, fashion_mnist, save  # noqa: E402
 
 OUT = os.path.join(FIXTURES, "keras")
+ONLY = None  # --only: the one parity fixture to write
 
 
 def recipe_model():
@@ -345,6 +351,25 @@ def nested_model():
     return compiled(keras.Model(inputs, outputs, name="nested"))
 
 
+def shared_model():
+    inputs = keras.Input(shape=(28, 28, 1))
+    top = keras.layers.Cropping2D(((0, 14), (0, 0)))(inputs)
+    bottom = keras.layers.Cropping2D(((14, 0), (0, 0)))(inputs)
+    encoder = keras.Sequential([
+        keras.Input(shape=(14, 28, 1)),
+        keras.layers.Conv2D(4, 3, activation="relu"),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(),
+    ], name="encoder")
+    embed = keras.layers.Dense(16, activation="relu", name="embed")
+    a = embed(encoder(top))
+    b = embed(encoder(bottom))
+    refine = keras.layers.Dense(16, activation="tanh", name="refine")
+    both = refine(refine(keras.layers.Subtract()([a, b])))
+    outputs = keras.layers.Dense(10, activation="softmax")(keras.layers.Concatenate()([a, b, both]))
+    return compiled(keras.Model(inputs, outputs, name="shared"))
+
+
 def two_outputs_model():
     inputs = keras.Input(shape=(28, 28, 1))
     h = keras.layers.Conv2D(4, 3, activation="relu")(inputs)
@@ -497,6 +522,8 @@ def parity(train, make_model=recipe_model, name="parity", batch=None, logs=False
     trained model as model.keras and model.h5, and predictions.npy, its predict(x[:8]);
     dense_gradients steps as dense_step does; `weighting` (sample_weight= or class_weight=)
     goes to train_on_batch, and a sample_weight is saved as sample_weight.npy."""
+    if ONLY and name != ONLY:
+        return
     directory = os.path.join(OUT, name)
     shutil.rmtree(directory, ignore_errors=True)
     os.makedirs(directory)
@@ -554,19 +581,24 @@ def curve(train, test, seeds=(1, 2, 3, 4, 5, 6)):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-curve", action="store_true")
+    parser.add_argument("--only", help="write this parity fixture alone (e.g. parity_shared)")
     args = parser.parse_args()
     os.makedirs(OUT, exist_ok=True)
     train, test = fashion_mnist()
+    global ONLY
+    ONLY = args.only
     parity(train)
     parity(train, conv_stack_model, "parity_conv_stack")
     parity(train, residual_model, "parity_residual", save_model=True)
     parity(train, concat_model, "parity_concat")
     parity(train, two_inputs_model, "parity_two_inputs", batch=two_inputs_batch)
     parity(train, nested_model, "parity_nested", save_model=True)
+    parity(train, shared_model, "parity_shared", save_model=True)
     parity(train, two_outputs_model, "parity_two_outputs", batch=two_outputs_batch, logs=True)
     parity(train, frozen_model, "parity_frozen")
     parity(train, batchnorm_model, "parity_batchnorm", save_model=True)
-    write_synchronized_batchnorm_config()
+    if not ONLY or ONLY == "parity_batchnorm":
+        write_synchronized_batchnorm_config()
     parity(train, mobile_model, "parity_mobile", save_model=True)
     parity(train, lambda: convnext_model(train[0][:1024]), "parity_convnext", save_model=True)
     parity(train, regularized_model, "parity_regularized")
@@ -581,7 +613,7 @@ def main():
     parity(train, name="parity_class_weight", class_weight={0: 0.5, 3: 2.0, 7: 4.0})
     parity(train, mixed_bfloat16_recipe_model, "parity_mixed_bfloat16")
     parity(train, mixed_bfloat16_conv_stack_model, "parity_mixed_bfloat16_conv_stack", save_model=True)
-    if not args.skip_curve:
+    if not args.skip_curve and not args.only:
         curve(train, test)
 
 

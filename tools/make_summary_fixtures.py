@@ -19,6 +19,7 @@ MODELS = {
     "tabular": "models/tabular.keras",             # compiled, never trained
     "residual": "keras/parity_residual/model.json",  # Functional with "Connected to"
     "nested": "keras/parity_nested/model.json",    # a Sequential inside a Functional
+    "shared": "keras/parity_shared/model.json",    # shared layers, called twice
     "batchnorm": "keras/parity_batchnorm/model.json",  # non-trainable weights, long names
 }
 

@@ -1,6 +1,8 @@
 #include "models/compiled_step.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "core/error.h"
 #include "kernels/bfloat16.h"
@@ -227,16 +229,21 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   // The trainable weights' gradients in one buffer, each 64-byte aligned: replicas and workers
   // sum them as one flat array (one fused all-reduce). A frozen layer that still runs backward
   // (for its input's gradient) writes its weight gradients to scratch nobody reads; state
-  // (moving statistics) has no gradient.
+  // (moving statistics) has no gradient. A shared layer's gradient slot is its first call's,
+  // whose backward runs last: the later calls write to scratch added into it then.
   std::vector<Variable*> trainable;
+  std::set<const Layer*> listed;
   for (const Step& step : steps_) {
     for (Layer* layer : step.layers) {
+      if (!listed.insert(layer).second) continue;
       for (Variable* weight : layer->trainable_weights()) trainable.push_back(weight);
     }
   }
   weight_gradient_buffer_ = Tensor(Shape{gradient_buffer_elements(trainable)});
   int64_t offset = 0;
-  for (Step& step : steps_) {
+  std::map<const Variable*, std::pair<size_t, size_t>> first_call;  // weight -> (step, its gradient)
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
     step.weights_begin = step_weight_gradients_.size();
     step.buffer_offset = offset;
     for (Layer* layer : step.layers) {
@@ -248,6 +255,13 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
           step_weight_gradients_.push_back(frozen ? Tensor::uninitialized(shape) : Tensor());
           continue;
         }
+        if (auto shared = first_call.find(weight); shared != first_call.end()) {
+          const auto [first_step, into] = shared->second;
+          steps_[first_step].shared_gradient_sums.push_back({step_weight_gradients_.size(), into});
+          step_weight_gradients_.push_back(Tensor::uninitialized(shape));
+          continue;
+        }
+        first_call[weight] = {s, step_weight_gradients_.size()};
         step_weight_gradients_.push_back(Tensor::view(weight_gradient_buffer_.data<float>() + offset, shape));
         weight_gradients_.push_back(step_weight_gradients_.back());
         offset += gradient_buffer_elements({weight});
@@ -366,6 +380,9 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
                           step.grad_targets, weights, for_logits[s]);
     for (size_t k = 0; k < step.inputs.size(); ++k) {
       if (step.accumulates[k]) kernels::add_into(*step.grad_targets[k], gradients_[size_t(step.inputs[k])]);
+    }
+    for (const auto& [from, into] : step.shared_gradient_sums) {
+      kernels::add_into(step_weight_gradients_[from], step_weight_gradients_[into]);
     }
     if (on_final && step.weights_count > 0) on_final(step.buffer_offset);
   }

@@ -111,6 +111,9 @@ class CompiledStep {
     std::vector<Tensor> scratch;  // the scratch buffers, one per accumulating input
     size_t weights_begin = 0, weights_count = 0;
     int64_t buffer_offset = 0;  // where its trainable weights' gradients start in the buffer
+    // A shared layer's first call: after its backward, the later calls' weight gradients
+    // (step_weight_gradients_ indices: from, into) are added to its own.
+    std::vector<std::pair<size_t, size_t>> shared_gradient_sums;
   };
 
   /// Adds the gradient of a step's activity penalty to its output's gradient (through the

@@ -16,8 +16,16 @@ namespace {
 
 using nlohmann::json;
 
-/// Keras' reference to a layer's output: [layer name, node index, tensor index].
-json history(const std::string& layer) { return json::array({layer, 0, 0}); }
+/// A tensor of a Keras config: the output of call `call` of layer `layer` (Keras' keras_history
+/// [layer, node index, tensor index], counting only this model's calls).
+struct TensorReference {
+  std::string layer;
+  int call = 0;
+  auto operator<=>(const TensorReference&) const = default;
+  std::string to_string() const { return "'" + layer + "'" + (call > 0 ? " (call " + std::to_string(call + 1) + ")" : ""); }
+};
+
+json history(const TensorReference& tensor) { return json::array({tensor.layer, tensor.call, 0}); }
 
 json batch_shape(const Shape& sample_shape) {
   json dims = json::array({nullptr});
@@ -26,94 +34,93 @@ json batch_shape(const Shape& sample_shape) {
 }
 
 /// One triple, or a list of them when there are several (as Keras 3 writes them).
-json histories(const std::vector<std::string>& layers) {
-  if (layers.size() == 1) return history(layers[0]);
+json histories(const std::vector<TensorReference>& tensors) {
+  if (tensors.size() == 1) return history(tensors[0]);
   json list = json::array();
-  for (const std::string& layer : layers) list.push_back(history(layer));
+  for (const TensorReference& tensor : tensors) list.push_back(history(tensor));
   return list;
 }
 
-/// The layer names of input_layers / output_layers, Keras 3's flat triple or a list of triples.
-std::vector<std::string> names_of_histories(const json& value, const std::string& key) {
-  check_argument(value.is_array() && !value.empty(), "the model config's " + key + " is malformed: " +
-                                                         value.dump().substr(0, 200));
-  std::vector<std::string> names;
-  if (value[0].is_string()) {
-    names.push_back(value[0].get<std::string>());
-    return names;
-  }
-  for (const json& entry : value) {
-    check_argument(entry.is_array() && !entry.empty() && entry[0].is_string(),
-                   "the model config's " + key + " is malformed: " + value.dump().substr(0, 200));
-    names.push_back(entry[0].get<std::string>());
-  }
-  return names;
+/// Reads a keras_history [layer, node index, tensor index, (Keras 2's kwargs)]; `what` names
+/// where it is for errors.
+TensorReference read_history(const json& history, const std::string& what) {
+  check_argument(history.is_array() && history.size() >= 3 && history[0].is_string() &&
+                     history[1].is_number_integer() && history[1].get<int>() >= 0 && history[2].is_number_integer(),
+                 what + " has a malformed tensor reference: " + history.dump().substr(0, 200));
+  check_argument(history[2] == 0, what + " reads output " + history.dump() +
+                                      ": Tenfold's layers have one output (tensor index 0)");
+  return {history[0].get<std::string>(), history[1].get<int>()};
 }
 
-/// The names of the layers a layer's call reads, from its inbound_nodes (Keras 3's
-/// {"args", "kwargs"} or Keras 2's nested lists). A layer called more than once shares its
-/// weights between the calls, which Tenfold does not do yet.
-std::vector<std::string> inbound_layers(const json& layer, const std::string& name) {
+/// The tensors of input_layers / output_layers, Keras 3's flat triple or a list of triples.
+std::vector<TensorReference> references_of_histories(const json& value, const std::string& key) {
+  check_argument(value.is_array() && !value.empty(), "the model config's " + key + " is malformed: " +
+                                                         value.dump().substr(0, 200));
+  if (value[0].is_string()) return {read_history(value, "the model config's " + key)};
+  std::vector<TensorReference> tensors;
+  for (const json& entry : value) tensors.push_back(read_history(entry, "the model config's " + key));
+  return tensors;
+}
+
+/// What each call of a layer reads, from its inbound_nodes (Keras 3's {"args", "kwargs"} or
+/// Keras 2's nested lists): one list of tensors per call. A layer called more than once
+/// (shared) uses its weights in every call.
+std::vector<std::vector<TensorReference>> inbound_calls(const json& layer, const std::string& name) {
   const json& nodes = layer.value("inbound_nodes", json::array());
   check_argument(nodes.is_array(), "layer '" + name + "': inbound_nodes must be a list");
-  check_argument(nodes.size() <= 1, "layer '" + name + "' is called " + std::to_string(nodes.size()) +
-                                        " times in the model: shared layers are not supported yet");
-  std::vector<std::string> names;
-  if (nodes.empty()) return names;
-  const json& node = nodes[0];
-  auto add_reference = [&](const json& reference) {
-    // Keras 3: {"class_name": "__keras_tensor__", "config": {"keras_history": [...]}};
-    // Keras 2: [layer, node index, tensor index, kwargs].
-    const json* history = &reference;
-    if (reference.is_object()) {
-      check_argument(reference.value("class_name", "") == "__keras_tensor__" && reference.contains("config"),
-                     "layer '" + name + "' is called on something other than a tensor: " +
-                         reference.dump().substr(0, 200));
-      history = &reference.at("config").at("keras_history");
-    }
-    check_argument(history->is_array() && history->size() >= 3 && (*history)[0].is_string(),
-                   "layer '" + name + "' has a malformed input reference: " + reference.dump().substr(0, 200));
-    check_argument((*history)[1] == 0 && (*history)[2] == 0,
-                   "layer '" + name + "' reads output " + history->dump() +
-                       ": only the first call and output of a layer is supported");
-    if (history->size() > 3) {
-      check_argument((*history)[3].is_null() || (*history)[3].empty(),
-                     "layer '" + name + "' is called with arguments " + (*history)[3].dump() +
-                         " that Tenfold does not implement");
-    }
-    names.push_back((*history)[0].get<std::string>());
-  };
-  if (node.is_object()) {
-    const json& args = node.value("args", json::array());
-    // A Keras op on tensors (x + y: keras.src.ops.numpy.Add) takes them as positional
-    // arguments, a merge layer one list: legacy .h5 files, which name no module, tell them
-    // apart this way.
-    const bool op = args.size() > 1 && layers::is_tensor_op(layer.value("class_name", ""));
-    check_argument(args.size() == 1 || op,
-                   "layer '" + name + "' is called with " + std::to_string(args.size()) +
-                       " positional arguments; Tenfold calls layers on one tensor or one list");
-    const json kwargs = node.value("kwargs", json::object());
-    for (const auto& [key, value] : kwargs.items()) {
-      // Keras records the training flag a layer saw while the model was built (EfficientNet's
-      // Dropout: training=false; the augmentation layers: training=true), but the flag of the
-      // model's call wins (measured with Keras 3.15.1: fit trains the Dropout, predict leaves
-      // images unaugmented). So a recorded flag changes nothing.
-      if (key == "training" && value.is_boolean()) continue;
-      check_argument(value.is_null(), "layer '" + name + "' is called with " + key + "=" +
-                                          value.dump() + ", which Tenfold does not implement");
-    }
-    if (op) {
-      for (const json& reference : args) add_reference(reference);
-    } else if (args[0].is_array()) {
-      for (const json& reference : args[0]) add_reference(reference);
+  std::vector<std::vector<TensorReference>> calls;
+  for (const json& node : nodes) {
+    std::vector<TensorReference> reads;
+    auto add_reference = [&](const json& reference) {
+      // Keras 3: {"class_name": "__keras_tensor__", "config": {"keras_history": [...]}};
+      // Keras 2: [layer, node index, tensor index, kwargs].
+      const json* history = &reference;
+      if (reference.is_object()) {
+        check_argument(reference.value("class_name", "") == "__keras_tensor__" && reference.contains("config"),
+                       "layer '" + name + "' is called on something other than a tensor: " +
+                           reference.dump().substr(0, 200));
+        history = &reference.at("config").at("keras_history");
+      }
+      reads.push_back(read_history(*history, "layer '" + name + "'"));
+      if (history->size() > 3) {
+        check_argument((*history)[3].is_null() || (*history)[3].empty(),
+                       "layer '" + name + "' is called with arguments " + (*history)[3].dump() +
+                           " that Tenfold does not implement");
+      }
+    };
+    if (node.is_object()) {
+      const json& args = node.value("args", json::array());
+      // A Keras op on tensors (x + y: keras.src.ops.numpy.Add) takes them as positional
+      // arguments, a merge layer one list: legacy .h5 files, which name no module, tell them
+      // apart this way.
+      const bool op = args.size() > 1 && layers::is_tensor_op(layer.value("class_name", ""));
+      check_argument(args.size() == 1 || op,
+                     "layer '" + name + "' is called with " + std::to_string(args.size()) +
+                         " positional arguments; Tenfold calls layers on one tensor or one list");
+      const json kwargs = node.value("kwargs", json::object());
+      for (const auto& [key, value] : kwargs.items()) {
+        // Keras records the training flag a layer saw while the model was built (EfficientNet's
+        // Dropout: training=false; the augmentation layers: training=true), but the flag of the
+        // model's call wins (measured with Keras 3.15.1: fit trains the Dropout, predict leaves
+        // images unaugmented). So a recorded flag changes nothing.
+        if (key == "training" && value.is_boolean()) continue;
+        check_argument(value.is_null(), "layer '" + name + "' is called with " + key + "=" +
+                                            value.dump() + ", which Tenfold does not implement");
+      }
+      if (op) {
+        for (const json& reference : args) add_reference(reference);
+      } else if (args[0].is_array()) {
+        for (const json& reference : args[0]) add_reference(reference);
+      } else {
+        add_reference(args[0]);
+      }
     } else {
-      add_reference(args[0]);
+      check_argument(node.is_array(), "layer '" + name + "' has a malformed inbound node");
+      for (const json& reference : node) add_reference(reference);
     }
-  } else {
-    check_argument(node.is_array(), "layer '" + name + "' has a malformed inbound node");
-    for (const json& reference : node) add_reference(reference);
+    calls.push_back(std::move(reads));
   }
-  return names;
+  return calls;
 }
 
 /// Every input must lead to an output: Keras' "graph disconnected", named.
@@ -128,28 +135,26 @@ void check_inputs_connected(const graph::Graph& graph, const std::string& model)
   }
 }
 
-/// Adds the nodes of `inner`, a model called as layer `name` on the tensors of `reads`, to
-/// `graph` (with its layers to `layers`); returns the tensor of its output.
-int inline_model(const Model& inner, const std::string& name, const std::vector<std::string>& reads,
-                 const std::map<std::string, int>& tensor_of, graph::Graph& graph,
+/// Adds the nodes of `inner`, a model called as layer `name` on tensors `inputs`, to `graph`
+/// (its layers to `layers`); returns the tensor of its output.
+int inline_model(const Model& inner, const std::string& name, const std::vector<int>& inputs, graph::Graph& graph,
                  std::vector<std::shared_ptr<Layer>>& layers) {
   const graph::Graph& nodes = inner.graph();
-  check_argument(reads.size() == nodes.inputs().size() && nodes.outputs().size() == 1,
+  check_argument(inputs.size() == nodes.inputs().size() && nodes.outputs().size() == 1,
                  "model '" + name + "' used as a layer must take the tensors it is called on (" +
-                     std::to_string(reads.size()) + ") and give one output");
+                     std::to_string(inputs.size()) + ") and give one output");
   std::map<int, int> outer;  // inner tensor -> outer tensor
-  for (size_t i = 0; i < reads.size(); ++i) {
-    const int tensor = tensor_of.at(reads[i]);
-    check_argument(graph.sample_shape(tensor) == nodes.sample_shape(nodes.inputs()[i]),
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_argument(graph.sample_shape(inputs[i]) == nodes.sample_shape(nodes.inputs()[i]),
                    "model '" + name + "' takes inputs " +
-                       nodes.sample_shape(nodes.inputs()[i]).with_leading(0).to_string(true) + " but is called on '" +
-                       reads[i] + "' " + graph.sample_shape(tensor).with_leading(0).to_string(true));
-    outer[nodes.inputs()[i]] = tensor;
+                       nodes.sample_shape(nodes.inputs()[i]).with_leading(0).to_string(true) +
+                       " but is called on a tensor " + graph.sample_shape(inputs[i]).with_leading(0).to_string(true));
+    outer[nodes.inputs()[i]] = inputs[i];
   }
   for (const graph::Node& node : nodes.nodes()) {
-    std::vector<int> inputs;
-    for (int input : node.inputs) inputs.push_back(outer.at(input));
-    outer[node.output] = graph.add_node(*node.layer, std::move(inputs));
+    std::vector<int> node_inputs;
+    for (int input : node.inputs) node_inputs.push_back(outer.at(input));
+    outer[node.output] = graph.add_node(*node.layer, std::move(node_inputs));
     layers.push_back(node.layer->shared_from_this());
   }
   return outer.at(nodes.outputs()[0]);
@@ -168,10 +173,10 @@ Functional::Functional(const std::vector<KerasTensor>& inputs, const std::vector
                                          input.layer()->name() + "' is the output of a layer");
     tensor_ids[input.identity()] = graph.add_input(input.shape(), input.layer()->name());
   }
-  // Each layer call after the calls it reads: a depth-first walk back from the outputs.
+  // Each layer call after the calls it reads: a depth-first walk back from the outputs. A
+  // layer called on several tensors is one call each.
   std::vector<std::shared_ptr<Layer>> layers;
-  std::set<const Layer*> called;
-  std::set<const void*> visiting;
+  std::vector<Call> calls;
   auto visit = [&](auto& self, const KerasTensor& tensor) -> int {
     if (auto found = tensor_ids.find(tensor.identity()); found != tensor_ids.end()) return found->second;
     check_argument(!tensor.is_input(), "the outputs depend on input '" + tensor.layer()->name() +
@@ -179,12 +184,9 @@ Functional::Functional(const std::vector<KerasTensor>& inputs, const std::vector
                                            "inputs");
     std::vector<int> input_ids;
     for (const KerasTensor& input : tensor.inputs()) input_ids.push_back(self(self, input));
-    check_argument(called.insert(tensor.layer().get()).second,
-                   "layer '" + tensor.layer()->name() + "' is called more than once in the model: "
-                   "shared layers are not supported yet");
     layers.push_back(tensor.layer());
     int id = graph.add_node(*tensor.layer(), input_ids);
-    calls_.push_back({{tensor.layer(), nullptr}, std::move(input_ids), id});
+    calls.push_back({{tensor.layer(), nullptr}, std::move(input_ids), id});
     tensor_ids[tensor.identity()] = id;
     return id;
   };
@@ -192,42 +194,47 @@ Functional::Functional(const std::vector<KerasTensor>& inputs, const std::vector
   for (const KerasTensor& output : outputs) output_ids.push_back(visit(visit, output));
   graph.set_outputs(std::move(output_ids));
   check_inputs_connected(graph, this->name());
-  set_graph(std::move(graph), std::move(layers));
+  set_graph(std::move(graph), std::move(layers), std::move(calls));
 }
 
 json Functional::to_config() const {
   const graph::Graph& graph = this->graph();
   json layers = json::array();
-  std::vector<std::string> tensor_layer(size_t(graph.num_tensors()));
+  std::vector<TensorReference> tensor_reference(size_t(graph.num_tensors()));
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const int input = graph.inputs()[i];
     const std::string& name = graph.input_names()[i];
-    tensor_layer[size_t(input)] = name;
+    tensor_reference[size_t(input)] = {name, 0};
     layers::InputLayer layer(graph.sample_shape(input), name);
     layers.push_back({{"class_name", "InputLayer"}, {"config", layer.get_config()}, {"name", name},
                       {"inbound_nodes", json::array()}});
   }
-  for (const Call& call : calls_) {
-    tensor_layer[size_t(call.output)] = call.member.name();
+  // One entry per member, in the order of its first call, with an inbound node per call.
+  std::map<std::string, size_t> entry_of;
+  for (const Call& call : calls()) {
+    const std::string& name = call.member.name();
+    auto [found, first_call] = entry_of.try_emplace(name, layers.size());
+    if (first_call) {
+      json entry = call.member.layer ? layers::to_config(*call.member.layer) : call.member.model->to_config();
+      entry["name"] = name;
+      entry["inbound_nodes"] = json::array();
+      layers.push_back(entry);
+    }
+    json& inbound_nodes = layers[found->second]["inbound_nodes"];
+    tensor_reference[size_t(call.output)] = {name, int(inbound_nodes.size())};
     json arguments = json::array();
     for (int input : call.inputs) {
       arguments.push_back({{"class_name", "__keras_tensor__"},
                            {"config", {{"shape", batch_shape(graph.sample_shape(input))},
                                        {"dtype", "float32"},
-                                       {"keras_history", history(tensor_layer[size_t(input)])}}}});
+                                       {"keras_history", history(tensor_reference[size_t(input)])}}}});
     }
     const bool list = call.member.layer && call.member.layer->takes_input_list();
-    json entry = call.member.layer
-                     ? layers::to_config(*call.member.layer)
-                     : call.member.model->to_config();
-    entry["name"] = call.member.name();
-    entry["inbound_nodes"] = json::array({{{"args", list ? json::array({arguments}) : arguments},
-                                           {"kwargs", json::object()}}});
-    layers.push_back(entry);
+    inbound_nodes.push_back({{"args", list ? json::array({arguments}) : arguments}, {"kwargs", json::object()}});
   }
-  std::vector<std::string> inputs, outputs;
-  for (int input : graph.inputs()) inputs.push_back(tensor_layer[size_t(input)]);
-  for (int output : graph.outputs()) outputs.push_back(tensor_layer[size_t(output)]);
+  std::vector<TensorReference> inputs, outputs;
+  for (int input : graph.inputs()) inputs.push_back(tensor_reference[size_t(input)]);
+  for (int output : graph.outputs()) outputs.push_back(tensor_reference[size_t(output)]);
   return {{"class_name", "Functional"},
           {"config", {{"name", name()}, {"trainable", true}, {"layers", layers},
                       {"input_layers", histories(inputs)}, {"output_layers", histories(outputs)}}}};
@@ -240,76 +247,87 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
   auto result = std::unique_ptr<Functional>(new Functional(config.value("name", "")));
   graph::Graph graph;
   std::vector<std::shared_ptr<Layer>> layers;
-  std::map<std::string, int> tensor_of;  // layer name -> its output tensor
-  std::vector<std::string> input_names = names_of_histories(config.at("input_layers"), "input_layers");
-  std::vector<std::string> output_names = names_of_histories(config.at("output_layers"), "output_layers");
+  std::vector<Call> calls;
+  std::map<TensorReference, int> tensor_of;  // a call's output -> its tensor
+  const std::vector<TensorReference> input_tensors = references_of_histories(config.at("input_layers"), "input_layers");
+  const std::vector<TensorReference> output_tensors = references_of_histories(config.at("output_layers"), "output_layers");
+  std::vector<std::string> input_names;
+  for (const TensorReference& input : input_tensors) input_names.push_back(input.layer);
 
-  // Layers are added in the config's order (Keras writes a topological one); a layer whose
-  // inputs are not there yet waits for a later pass. A pass that adds nothing means a cycle
-  // or a missing layer.
+  // Calls are made in the config's order (Keras writes a topological one); a call whose
+  // inputs are not there yet, or whose layer's previous call is not, waits for a later pass.
+  // A pass that makes nothing means a cycle or a missing layer.
   struct Pending {
     std::string name;
     const json* entry;
-    std::vector<std::string> reads;
+    int call;
+    std::vector<TensorReference> reads;
   };
   std::vector<Pending> pending;
-  std::set<std::string> defined;
+  std::map<std::string, size_t> call_counts;
   for (const json& entry : config.at("layers")) {
     check_argument(entry.is_object() && entry.contains("config"), "a layer of the model config is malformed: " +
                                                                       entry.dump().substr(0, 200));
     std::string name = entry.contains("name") ? entry.at("name").get<std::string>()
                                               : entry.at("config").value("name", "");
-    check_argument(defined.insert(name).second, "the model config defines layer '" + name + "' twice");
-    pending.push_back({name, &entry, inbound_layers(entry, name)});
+    check_argument(call_counts.count(name) == 0, "the model config defines layer '" + name + "' twice");
+    std::vector<std::vector<TensorReference>> layer_calls = inbound_calls(entry, name);
+    if (layer_calls.empty()) layer_calls.emplace_back();  // an InputLayer, or a layer called on nothing
+    call_counts[name] = layer_calls.size();
+    for (size_t k = 0; k < layer_calls.size(); ++k) pending.push_back({name, &entry, int(k), std::move(layer_calls[k])});
   }
-  for (const Pending& layer : pending) {
-    for (const std::string& read : layer.reads) {
-      check_argument(defined.count(read) == 1, "layer '" + layer.name + "' reads '" + read +
-                                                   "', which the model config does not define");
+  for (const Pending& call : pending) {
+    for (const TensorReference& read : call.reads) {
+      check_argument(call_counts.count(read.layer) == 1, "layer '" + call.name + "' reads '" + read.layer +
+                                                             "', which the model config does not define");
+      check_argument(size_t(read.call) < call_counts.at(read.layer),
+                     "layer '" + call.name + "' reads call " + std::to_string(read.call + 1) + " of '" + read.layer +
+                         "', which the model config calls " + std::to_string(call_counts.at(read.layer)) + " time(s)");
     }
   }
-  std::vector<std::string> graph_input_names;
+  std::map<std::string, std::shared_ptr<Layer>> made_layers;
+  std::map<std::string, std::shared_ptr<const Model>> made_models;
   while (!pending.empty()) {
     std::vector<Pending> waiting;
-    for (Pending& layer : pending) {
-      bool ready = std::all_of(layer.reads.begin(), layer.reads.end(),
-                               [&](const std::string& read) { return tensor_of.count(read) == 1; });
+    for (Pending& call : pending) {
+      bool ready = (call.call == 0 || tensor_of.count({call.name, call.call - 1}) == 1) &&
+                   std::all_of(call.reads.begin(), call.reads.end(),
+                               [&](const TensorReference& read) { return tensor_of.count(read) == 1; });
       if (!ready) {
-        waiting.push_back(std::move(layer));
+        waiting.push_back(std::move(call));
         continue;
       }
-      const std::string class_name = layer.entry->value("class_name", "");
-      if (class_name == "Sequential" || class_name == "Functional" || class_name == "Model") {
-        std::shared_ptr<const Model> inner = models::from_config(*layer.entry);
-        std::vector<int> inputs;
-        for (const std::string& read : layer.reads) inputs.push_back(tensor_of.at(read));
-        tensor_of[layer.name] = inline_model(*inner, layer.name, layer.reads, tensor_of, graph, layers);
-        result->calls_.push_back({{nullptr, inner}, std::move(inputs), tensor_of[layer.name]});
-        continue;
-      }
-      std::shared_ptr<Layer> built = layers::from_config(*layer.entry);
-      if (auto input = std::dynamic_pointer_cast<layers::InputLayer>(built)) {
-        check_argument(std::count(input_names.begin(), input_names.end(), layer.name) == 1,
-                       "InputLayer '" + layer.name + "' is not among the model's input_layers");
-        tensor_of[layer.name] = graph.add_input(input->sample_shape(), layer.name);
-        continue;
-      }
-      check_argument(!layer.reads.empty(), "layer '" + layer.name + "' is called on no input: "
-                                           "every layer of a Functional model must read a tensor");
       std::vector<int> inputs;
-      std::vector<Shape> shapes;
-      for (const std::string& read : layer.reads) {
-        inputs.push_back(tensor_of.at(read));
-        shapes.push_back(graph.sample_shape(inputs.back()).with_leading(1));
+      for (const TensorReference& read : call.reads) inputs.push_back(tensor_of.at(read));
+      const TensorReference made{call.name, call.call};
+      const std::string class_name = call.entry->value("class_name", "");
+      if (class_name == "Sequential" || class_name == "Functional" || class_name == "Model") {
+        std::shared_ptr<const Model>& inner = made_models[call.name];
+        if (!inner) inner = models::from_config(*call.entry);
+        tensor_of[made] = inline_model(*inner, call.name, inputs, graph, layers);
+        calls.push_back({{nullptr, inner}, std::move(inputs), tensor_of[made]});
+        continue;
       }
-      built->build_for(shapes, global_random());
-      tensor_of[layer.name] = graph.add_node(*built, inputs);
-      result->calls_.push_back({{built, nullptr}, std::move(inputs), tensor_of[layer.name]});
-      layers.push_back(std::move(built));
+      std::shared_ptr<Layer>& layer = made_layers[call.name];
+      if (!layer) layer = layers::from_config(*call.entry);
+      if (auto input = std::dynamic_pointer_cast<layers::InputLayer>(layer)) {
+        check_argument(std::count(input_names.begin(), input_names.end(), call.name) == 1,
+                       "InputLayer '" + call.name + "' is not among the model's input_layers");
+        tensor_of[made] = graph.add_input(input->sample_shape(), call.name);
+        continue;
+      }
+      check_argument(!call.reads.empty(), "layer '" + call.name + "' is called on no input: "
+                                          "every layer of a Functional model must read a tensor");
+      std::vector<Shape> shapes;
+      for (int input : inputs) shapes.push_back(graph.sample_shape(input).with_leading(1));
+      layer->build_for(shapes, global_random());  // a shared layer's later calls check the shapes
+      tensor_of[made] = graph.add_node(*layer, inputs);
+      calls.push_back({{layer, nullptr}, std::move(inputs), tensor_of[made]});
+      layers.push_back(layer);
     }
     if (waiting.size() == pending.size()) {
       std::string names;
-      for (const Pending& layer : waiting) names += (names.empty() ? "'" : ", '") + layer.name + "'";
+      for (const Pending& call : waiting) names += (names.empty() ? "" : ", ") + TensorReference{call.name, call.call}.to_string();
       throw Error(ErrorCode::invalid_argument,
                   "the model config's graph has a cycle: layers " + names + " each wait on another");
     }
@@ -320,16 +338,14 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
                  "the model config lists " + std::to_string(input_names.size()) + " input layers but defines " +
                      std::to_string(graph.inputs().size()) + " InputLayers");
   std::vector<int> outputs;
-  for (const std::string& name : output_names) {
-    check_argument(tensor_of.count(name) == 1, "output layer '" + name + "' is not in the model config");
-    outputs.push_back(tensor_of.at(name));
+  for (const TensorReference& output : output_tensors) {
+    check_argument(tensor_of.count(output) == 1, "output layer " + output.to_string() + " is not in the model config");
+    outputs.push_back(tensor_of.at(output));
   }
   graph.set_outputs(outputs);
   graph.order_inputs(input_names);
   check_inputs_connected(graph, result->name());
-  std::vector<Member> members;  // Keras' model.layers: what the calls call
-  for (const Call& call : result->calls_) members.push_back(call.member);
-  result->set_graph(std::move(graph), std::move(layers), std::move(members));
+  result->set_graph(std::move(graph), std::move(layers), std::move(calls));
   return result;
 }
 

@@ -36,15 +36,6 @@ class Functional : public Model {
 
  private:
   explicit Functional(const std::string& name) : Model(name, "functional") {}
-
-  /// A call of one member (a layer, or a nested model inlined into the graph): the tensors it
-  /// reads and the one it makes.
-  struct Call {
-    Member member;
-    std::vector<int> inputs;
-    int output;
-  };
-  std::vector<Call> calls_;
 };
 
 }  // namespace tenfold::models

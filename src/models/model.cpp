@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "core/error.h"
 #include "core/random.h"
@@ -27,15 +28,27 @@ Model::Model(const std::string& name, const std::string& default_base)
       strategy_(distribute::current_strategy()),
       replica_steps_(1) {}
 
-void Model::set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> layers,
-                      std::vector<Member> members) {
+void Model::set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> layers, std::vector<Call> calls) {
   graph_ = std::move(graph);
-  layers_ = std::move(layers);
-  members_ = std::move(members);
-  reducer_.reset();
-  if (members_.empty()) {
+  layers_.clear();
+  std::set<const Layer*> kept;
+  for (auto& layer : layers) {
+    if (kept.insert(layer.get()).second) layers_.push_back(std::move(layer));
+  }
+  if (calls.empty()) {
+    for (const graph::Node& node : graph_.nodes()) calls.push_back({{node.layer->shared_from_this(), nullptr}, node.inputs, node.output});
+  }
+  calls_ = std::move(calls);
+  members_.clear();
+  std::set<const void*> listed;
+  for (const Call& call : calls_) {
+    const void* member = call.member.layer ? static_cast<const void*>(call.member.layer.get()) : call.member.model.get();
+    if (listed.insert(member).second) members_.push_back(call.member);
+  }
+  if (calls_.empty()) {  // not built: the layers, as they will be called
     for (const auto& layer : layers_) members_.push_back({layer, nullptr});
   }
+  reducer_.reset();
   for (auto& steps : replica_steps_) steps.clear();
 }
 

@@ -135,6 +135,16 @@ class Model {
     std::vector<Layer*> layers() const;
   };
   const std::vector<Member>& members() const { return members_; }
+  /// A call of a member in the graph: the tensors it reads and the one it makes (a nested
+  /// model's call covers its nodes). A shared member, one layer or model called on several
+  /// tensors, has several calls, which use the same weights; the model learns from them all.
+  struct Call {
+    Member member;
+    std::vector<int> inputs;
+    int output;
+  };
+  /// In the order they run; empty until the model is built.
+  const std::vector<Call>& calls() const { return calls_; }
   std::vector<Variable*> weights() const;
   /// The weights of trainable layers: what the optimizer updates (Keras' trainable_weights).
   std::vector<Variable*> trainable_weights() const;
@@ -179,10 +189,11 @@ class Model {
  protected:
   /// `default_base` names the model when `name` is empty ("sequential", then "sequential_1").
   Model(const std::string& name, const std::string& default_base);
-  /// Makes `graph` the model's (its layers built; `layers` owns them, in the order they run),
-  /// dropping compiled steps. `members` as Keras lists them; by default the layers.
-  void set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> layers,
-                 std::vector<Member> members = {});
+  /// Makes `graph` the model's (its layers built; `layers` owns them, in the order they run,
+  /// a shared one listed at each call or once), dropping compiled steps. `calls` are the
+  /// members' calls (by default one per node, of its layer); the members, Keras' model.layers,
+  /// are the called ones in the order of their first call.
+  void set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> layers, std::vector<Call> calls = {});
 
  private:
   /// The running results of fit or evaluate, named as Keras names them: "loss", then with
@@ -229,6 +240,7 @@ class Model {
   std::string name_;
   std::vector<std::shared_ptr<Layer>> layers_;
   std::vector<Member> members_;
+  std::vector<Call> calls_;
   graph::Graph graph_;
   std::shared_ptr<optimizers::Optimizer> optimizer_;
   std::vector<OutputTraining> outputs_;

@@ -169,44 +169,36 @@ std::string Model::summary() const {
     if (connected) rows.back().push_back(inputs.empty() ? "-" : inputs);
   };
   if (built()) {
+    // Each tensor as "Connected to" names it: <layer>[<its call>][0].
     std::vector<std::string> tensor_names(size_t(graph_.num_tensors()));
     for (size_t i = 0; i < graph_.inputs().size(); ++i) {
       const int input = graph_.inputs()[i];
-      tensor_names[size_t(input)] = graph_.input_names()[i];
+      tensor_names[size_t(input)] = graph_.input_names()[i] + "[0][0]";
       if (!sequential) {
         add_row(graph_.input_names()[i] + " (InputLayer)", graph_.sample_shape(input).with_leading(0).to_string(true),
                 "0", "");
       }
     }
-    // A nested model is one row, as in Keras: its layers' nodes are gathered until its last.
-    std::map<const Layer*, const Member*> nested;
-    for (const Member& member : members_) {
-      if (!member.model) continue;
-      for (Layer* layer : member.layers()) nested[layer] = &member;
-    }
-    std::map<const Member*, size_t> nodes_seen;
-    std::map<const Member*, std::string> nested_inputs;
-    for (const graph::Node& node : graph_.nodes()) {
-      auto owner = nested.find(node.layer);
-      const Member* member = owner == nested.end() ? nullptr : owner->second;
+    // A row per member (a nested model is one, as in Keras); a shared one lists every call's
+    // inputs and shows its last call's output shape, as Keras does.
+    std::map<std::string, size_t> row_of;
+    std::map<std::string, int> calls_of;
+    for (const Call& call : calls_) {
+      const std::string& name = call.member.name();
+      const int index = calls_of[name]++;
       std::string inputs;
-      for (int input : node.inputs) {
-        if (member && tensor_names[size_t(input)] == member->name()) continue;  // inside it
-        inputs += (inputs.empty() ? "" : ", ") + tensor_names[size_t(input)] + "[0][0]";
+      for (int input : call.inputs) inputs += (inputs.empty() ? "" : ", ") + tensor_names[size_t(input)];
+      tensor_names[size_t(call.output)] = name + "[" + std::to_string(index) + "][0]";
+      const std::string shape = graph_.sample_shape(call.output).with_leading(0).to_string(true);
+      if (index > 0) {
+        std::vector<std::string>& row = rows[row_of.at(name)];
+        row[1] = shape;
+        if (connected) row[3] += ", " + inputs;
+        continue;
       }
-      if (member) {
-        tensor_names[size_t(node.output)] = member->name();
-        std::string& gathered = nested_inputs[member];
-        if (!inputs.empty()) gathered += (gathered.empty() ? "" : ", ") + inputs;
-        if (++nodes_seen[member] < member->layers().size()) continue;
-        inputs = gathered;
-      } else {
-        tensor_names[size_t(node.output)] = node.layer->name();
-      }
-      const int64_t params = member ? member->model->count_params() : node.layer->count_params();
-      add_row((member ? member->name() : node.layer->name()) + " (" +
-                  (member ? member->class_name() : node.layer->class_name()) + ")",
-              graph_.sample_shape(node.output).with_leading(0).to_string(true), with_thousands(params), inputs);
+      row_of[name] = rows.size();
+      const int64_t params = call.member.layer ? call.member.layer->count_params() : call.member.model->count_params();
+      add_row(name + " (" + call.member.class_name() + ")", shape, with_thousands(params), inputs);
     }
   } else {
     for (const auto& layer : layers_) {

@@ -85,6 +85,11 @@ TEST(MirroredStrategy, ReplicasTrainAResidualModelToTheWeightsOfOne) {
   expect_replicas_train_as_one(testing::fixture_path("keras/parity_residual/model.json"));
 }
 
+TEST(MirroredStrategy, ReplicasTrainSharedLayersToTheWeightsOfOne) {
+  // Each replica sums a shared layer's gradient over its calls before the replicas' sum.
+  expect_replicas_train_as_one(testing::fixture_path("keras/parity_shared/model.json"));
+}
+
 TEST(MirroredStrategy, RegularizersAndConstraintsApplyAsOnOneReplica) {
   // The weight penalties' gradient joins the reduced gradient once, not once per replica, the
   // activity penalties' (each replica's rows over the global batch) add up to one replica's,

@@ -65,7 +65,8 @@ INSTANTIATE_TEST_SUITE_P(Formats, KerasFiles, ::testing::Values(".h5", ".keras")
 // ("nested", whose weights files nest the Sequential's layers), BatchNormalization
 // ("batchnorm": predictions from the moving statistics, saved after the trainable weights),
 // DepthwiseConv2D with a dilated grouped Conv2D ("mobile"), and ConvNeXt's layers ("convnext":
-// Normalization's integer count, LayerScale of keras.applications, an op x + y).
+// Normalization's integer count, LayerScale of keras.applications, an op x + y), and shared
+// layers ("shared": a nested model and Dense layers called twice).
 class KerasFunctionalFiles : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(KerasFunctionalFiles, LoadWithKerasPredictionsAndOptimizerState) {
@@ -92,7 +93,7 @@ TEST_P(KerasFunctionalFiles, LoadWithKerasPredictionsAndOptimizerState) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ModelsAndFormats, KerasFunctionalFiles,
-                         ::testing::Combine(::testing::Values("residual", "nested", "batchnorm", "mobile", "convnext"),
+                         ::testing::Combine(::testing::Values("residual", "nested", "shared", "batchnorm", "mobile", "convnext"),
                                             ::testing::Values(".h5", ".keras")));
 
 // Keras 3 files saved the common ways. compile(optimizer="adam") leaves the optimizer out of
@@ -234,7 +235,7 @@ TEST(TenfoldFiles, LoadInKerasWithTenfoldsPredictions) {
   };
   std::vector<Case> cases;
   std::vector<fs::path> files;
-  for (std::string fixture : {"", "parity_residual", "parity_nested", "parity_batchnorm", "parity_mobile", "parity_convnext",
+  for (std::string fixture : {"", "parity_residual", "parity_nested", "parity_shared", "parity_batchnorm", "parity_mobile", "parity_convnext",
                               "parity_mixed_bfloat16_conv_stack"}) {
     for (std::string extension : {".h5", ".keras"}) {
       auto model = trained_recipe_model(fixture);
@@ -319,7 +320,7 @@ TEST(TenfoldFiles, LossArgumentsRoundTrip) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ModelsAndFormats, TenfoldFiles,
-                         ::testing::Combine(::testing::Values("", "parity_residual", "parity_nested",
+                         ::testing::Combine(::testing::Values("", "parity_residual", "parity_nested", "parity_shared",
                                                               "parity_batchnorm", "parity_mobile", "parity_convnext"),
                                             ::testing::Values(".h5", ".keras")));
 

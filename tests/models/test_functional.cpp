@@ -133,6 +133,67 @@ TEST(Functional, SummaryHasConnectedTo) {
   }
 }
 
+/// Keras' shared layers: a convolution and a Dense called on two inputs (a siamese pair), and
+/// a Dense called twice in a row on its own output.
+std::unique_ptr<models::Functional> shared_layers_model() {
+  set_random_seed(9);
+  auto left = layers::Input({5, 5, 2}, "left"), right = layers::Input({5, 5, 2}, "right");
+  auto encode = conv(3, "tanh");
+  auto flatten = make<layers::Flatten>();
+  auto embed = make<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "tanh", .name = "embed"});
+  auto refine = make<layers::Dense>(layers::DenseOptions{.units = 4, .activation = "tanh", .name = "refine"});
+  KerasTensor a = (*embed)((*flatten)((*encode)(left)));
+  KerasTensor b = (*embed)((*flatten)((*encode)(right)));
+  KerasTensor both = (*refine)((*refine)((*make<layers::Subtract>())({a, b})));
+  KerasTensor out = (*make<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"}))(
+      (*make<layers::Concatenate>())({a, b, both}));
+  return std::make_unique<models::Functional>(std::vector<KerasTensor>{left, right}, std::vector<KerasTensor>{out},
+                                              "siamese");
+}
+
+TEST(Functional, SharedLayersLearnFromEveryCall) {
+  reset_layer_names();
+  auto model = shared_layers_model();
+  // Each shared layer once: conv2d, embed, refine, dense; their weights once.
+  ASSERT_EQ(model->layers().size(), 7u);
+  std::vector<Variable*> weights = model->weights();
+  ASSERT_EQ(weights.size(), 8u);
+  EXPECT_EQ(model->count_params(), (2 * 9 * 3 + 3) + (75 * 4 + 4) + (4 * 4 + 4) + (12 * 3 + 3));
+  model->compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  const int64_t batch = 5;
+  models::CompiledStep& step = model->compiled_step(batch, true);
+  std::memcpy(step.input(0).raw_data(), random_tensor({batch, 5, 5, 2}, 1).raw_data(), step.input(0).num_bytes());
+  std::memcpy(step.input(1).raw_data(), random_tensor({batch, 5, 5, 2}, 2).raw_data(), step.input(1).num_bytes());
+  Tensor y = random_labels(batch, 3, 3);
+  losses::SparseCategoricalCrossentropy loss;
+  step.forward(true);
+  step.backward(loss, y, double(batch));
+  // The weight gradients are the sums over the calls (a gradient of one call only would miss).
+  testing::expect_weight_gradients_match_finite_differences(step, weights, loss, y, false, 1e-3);
+
+  // Keras' config: one entry per shared layer with an inbound node per call, read back as the
+  // same model.
+  const nlohmann::json config = model->to_config();
+  for (const nlohmann::json& layer : config["config"]["layers"]) {
+    const std::string name = layer["name"];
+    const size_t calls = name == "conv2d" || name == "flatten" || name == "embed" || name == "refine" ? 2 : name == "left" || name == "right" ? 0 : 1;
+    EXPECT_EQ(layer["inbound_nodes"].size(), calls) << name;
+  }
+  EXPECT_NE(config.dump().find(R"("keras_history":["refine",1,0])"), std::string::npos);
+  auto again = models::from_config(config);
+  EXPECT_EQ(again->to_config(), config);
+  for (size_t i = 0; i < weights.size(); ++i) again->weights()[i]->assign(weights[i]->read());
+  models::Inputs x = {random_tensor({3, 5, 5, 2}, 7), random_tensor({3, 5, 5, 2}, 8)};
+  EXPECT_TRUE(testing::all_close(again->predict(x)[0], model->predict(x)[0], 0, 0));
+
+  // The summary lists a shared layer once, connected to every call's input, as Keras does.
+  const std::string summary = model->summary();
+  for (const char* expected : {"embed (Dense)", "flatten[0][0],", "flatten[1][0]", "refine[0][0]", "embed[1][0]"}) {
+    EXPECT_NE(summary.find(expected), std::string::npos) << expected << "\n" << summary;
+  }
+  EXPECT_EQ(summary.find("embed (Dense)"), summary.rfind("embed (Dense)")) << summary;
+}
+
 TEST(Functional, GraphsThatCannotBeAModelAreClearErrors) {
   auto a = layers::Input({4}, "a"), b = layers::Input({4}, "b"), c = layers::Input({4}, "c");
   auto dense = make<layers::Dense>(layers::DenseOptions{.units = 3, .name = "shared"});
@@ -141,9 +202,9 @@ TEST(Functional, GraphsThatCannotBeAModelAreClearErrors) {
                 .find("input 'b' of model"), std::string::npos);
   EXPECT_NE(error_of([&] { models::Functional({a}, {(*make<layers::Add>())({a, c})}); })
                 .find("depend on input 'c', which is not among the model's inputs"), std::string::npos);
-  KerasTensor from_b = (*dense)(b);  // the same layer called again
-  EXPECT_NE(error_of([&] { models::Functional({a, b}, {(*make<layers::Add>())({from_a, from_b})}); })
-                .find("layer 'shared' is called more than once"), std::string::npos);
+  auto longer = layers::Input({5}, "longer");
+  EXPECT_NE(error_of([&] { (*dense)(longer); }).find("layer 'shared' was built for inputs (None, 4) and cannot take (None, 5)"),
+            std::string::npos);
   auto wide = layers::Input({5}, "wide");
   std::string mismatch = error_of([&] { (*make<layers::Add>("sum"))({a, wide}); });
   EXPECT_NE(mismatch.find("layer 'sum' (Add) needs inputs of one shape, got (None, 4), (None, 5)"), std::string::npos)
@@ -192,6 +253,13 @@ TEST(Functional, BadConfigsAreClearErrors) {
     models::from_config(functional_config({input, layer_entry("Dense", "d1", dense, {"ghost"})}, "d1"));
   });
   EXPECT_NE(message.find("layer 'd1' reads 'ghost', which the model config does not define"), std::string::npos)
+      << message;
+  message = error_of([&] {
+    nlohmann::json reads_second_call = layer_entry("Dense", "d2", dense, {"d1"});
+    reads_second_call["inbound_nodes"][0]["args"][0]["config"]["keras_history"][1] = 1;
+    models::from_config(functional_config({input, layer_entry("Dense", "d1", {{"units", 4}}, {"in"}), reads_second_call}, "d2"));
+  });
+  EXPECT_NE(message.find("layer 'd2' reads call 2 of 'd1', which the model config calls 1 time(s)"), std::string::npos)
       << message;
   message = error_of([&] {
     models::from_config(functional_config({input, layer_entry("Dense", "d1", dense, {"in"}),

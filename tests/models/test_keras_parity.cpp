@@ -161,6 +161,18 @@ TEST(KerasParity, ThreeAdamStepsOfASequentialInsideAFunctional) {
   check_three_adam_steps(*model, "parity_nested");
 }
 
+TEST(KerasParity, ThreeAdamStepsOfSharedLayers) {
+  // A Sequential encoder and a Dense called on two halves of the image, a Dense called twice
+  // in a row: each learns from all its calls, as in Keras.
+  auto model = io::load_model_json(fixture_path("keras/parity_shared/model.json"));
+  std::vector<std::string> members;
+  for (const auto& member : model->members()) members.push_back(member.name());
+  EXPECT_EQ(members, (std::vector<std::string>{"cropping2d", "cropping2d_1", "encoder", "embed", "subtract", "refine",
+                                               "concatenate", "dense"}));
+  EXPECT_EQ(model->calls().size(), 11u);
+  check_three_adam_steps(*model, "parity_shared");
+}
+
 TEST(KerasParity, ThreeAdamStepsWithAFrozenConvolution) {
   // A small CNN whose first Conv2D has trainable=False: Adam keeps no slots for it and leaves
   // it as it was.

@@ -114,7 +114,7 @@ TEST(MixedBfloat16, EveryParityModelTrainsAsKerasFloat32DoesWithinBfloat16) {
   if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 computes in float32";
   const std::vector<std::pair<std::string, std::string>> fixtures = {
       {"parity_conv_stack", "parity/x"}, {"parity_residual", "parity/x"}, {"parity_concat", "parity/x"},
-      {"parity_nested", "parity/x"},     {"parity_frozen", "parity/x"},   {"parity_batchnorm", "parity/x"},
+      {"parity_nested", "parity/x"},     {"parity_shared", "parity/x"},   {"parity_frozen", "parity/x"},   {"parity_batchnorm", "parity/x"},
       {"parity_mobile", "parity/x"},     {"parity_convnext", "parity/x"}, {"parity_separable", "parity/x"},
       {"parity_sequence", "parity/x"},   {"parity_groupnorm", "parity/x"}, {"parity_transpose", "parity/x"},
       {"parity_embedding", "parity_embedding/tokens"}};

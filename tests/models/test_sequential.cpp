@@ -48,6 +48,7 @@ TEST(Sequential, SummaryMatchesKerasCharacterForCharacter) {
            {"tabular", "models/tabular.keras"},
            {"residual", "keras/parity_residual/model.json"},
            {"nested", "keras/parity_nested/model.json"},
+           {"shared", "keras/parity_shared/model.json"},
            {"batchnorm", "keras/parity_batchnorm/model.json"}}) {
     SCOPED_TRACE(name);
     reset_layer_names();

@@ -1,8 +1,9 @@
 #pragma once
-// A symbolic tensor of Keras' functional API: what calling a layer on tensors returns. It
-// records the call that made it (the layer and the tensors it was called on);
+// A symbolic tensor of Keras' functional API: what calling a layer (or a model, as a layer) on
+// tensors returns. It records the call that made it (the layer and the tensors it was called on);
 // models::Functional walks these records back from the outputs to build the model's graph.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/shape.h"
@@ -13,17 +14,27 @@ class Layer;
 namespace layers {
 class InputLayer;
 }
+namespace models {
+class Model;
+}
 
 class KerasTensor {
  public:
   /// The output of `layer` called on `inputs`, with samples of `sample_shape`.
   KerasTensor(std::shared_ptr<Layer> layer, std::vector<KerasTensor> inputs, Shape sample_shape);
+  /// The output of `model`, used as a layer, called on `inputs`.
+  KerasTensor(std::shared_ptr<const models::Model> model, std::vector<KerasTensor> inputs, Shape sample_shape);
   /// A model input: keras.Input(shape) (layers::Input) is one.
   KerasTensor(const std::shared_ptr<layers::InputLayer>& input);  // NOLINT: implicit, as in Keras
 
   /// Shape of one sample (no batch dimension).
   const Shape& shape() const { return call_->sample_shape; }
+  /// The layer called, or null for a model's call.
   const std::shared_ptr<Layer>& layer() const { return call_->layer; }
+  /// The model called as a layer, or null for a layer's call.
+  const std::shared_ptr<const models::Model>& model() const { return call_->model; }
+  /// The name of the layer or model called.
+  const std::string& caller_name() const;
   /// The tensors the layer was called on; none for a model input.
   const std::vector<KerasTensor>& inputs() const { return call_->inputs; }
   bool is_input() const { return call_->inputs.empty(); }
@@ -34,6 +45,7 @@ class KerasTensor {
  private:
   struct Call {
     std::shared_ptr<Layer> layer;
+    std::shared_ptr<const models::Model> model;
     std::vector<KerasTensor> inputs;
     Shape sample_shape;
   };

@@ -174,19 +174,24 @@ Functional::Functional(const std::vector<KerasTensor>& inputs, const std::vector
     tensor_ids[input.identity()] = graph.add_input(input.shape(), input.layer()->name());
   }
   // Each layer call after the calls it reads: a depth-first walk back from the outputs. A
-  // layer called on several tensors is one call each.
+  // layer called on several tensors is one call each; a model called as a layer is inlined.
   std::vector<std::shared_ptr<Layer>> layers;
   std::vector<Call> calls;
   auto visit = [&](auto& self, const KerasTensor& tensor) -> int {
     if (auto found = tensor_ids.find(tensor.identity()); found != tensor_ids.end()) return found->second;
-    check_argument(!tensor.is_input(), "the outputs depend on input '" + tensor.layer()->name() +
+    check_argument(!tensor.is_input(), "the outputs depend on input '" + tensor.caller_name() +
                                            "', which is not among the model's inputs: pass it in "
                                            "inputs");
     std::vector<int> input_ids;
     for (const KerasTensor& input : tensor.inputs()) input_ids.push_back(self(self, input));
-    layers.push_back(tensor.layer());
-    int id = graph.add_node(*tensor.layer(), input_ids);
-    calls.push_back({{tensor.layer(), nullptr}, std::move(input_ids), id});
+    int id = -1;
+    if (tensor.model()) {
+      id = inline_model(*tensor.model(), tensor.caller_name(), input_ids, graph, layers);
+    } else {
+      layers.push_back(tensor.layer());
+      id = graph.add_node(*tensor.layer(), input_ids);
+    }
+    calls.push_back({{tensor.layer(), tensor.model()}, std::move(input_ids), id});
     tensor_ids[tensor.identity()] = id;
     return id;
   };

@@ -68,7 +68,7 @@ struct OutputTraining {
   std::vector<nlohmann::json> metrics;  // names or serialized Keras metrics
 };
 
-class Model {
+class Model : public std::enable_shared_from_this<Model> {
  public:
   virtual ~Model() = default;
   Model(const Model&) = delete;
@@ -115,6 +115,12 @@ class Model {
   Tensor predict(const Tensor& x, int64_t batch_size = 32);
   /// Every output for x, in the order of the outputs.
   std::vector<Tensor> predict(const Inputs& x, int64_t batch_size = 32);
+
+  /// Keras' model called as a layer on symbolic tensors (a base model inside a new one, or
+  /// one encoder for several inputs); models::Functional(inputs, outputs) then holds its
+  /// layers. The model must be built and owned by a shared_ptr.
+  KerasTensor operator()(const KerasTensor& input) const;
+  KerasTensor operator()(const std::vector<KerasTensor>& inputs) const;
 
   /// Keras' summary table; a Functional one has a "Connected to" column.
   std::string summary() const;

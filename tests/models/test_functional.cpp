@@ -219,6 +219,11 @@ TEST(Functional, GraphsThatCannotBeAModelAreClearErrors) {
   EXPECT_NE(error_of([&] { unowned(a); }).find("must be owned by a shared_ptr"), std::string::npos);
   EXPECT_NE(error_of([&] { models::Sequential({layers::Input({4}), make<layers::Add>()}); })
                 .find("use it in a Functional model"), std::string::npos);
+  auto unbuilt = make<models::Sequential>(std::vector<std::shared_ptr<Layer>>{make<layers::Dense>(layers::DenseOptions{.units = 2})},
+                                          "unbuilt");
+  EXPECT_NE(error_of([&] { (*unbuilt)(a); }).find("model 'unbuilt' is not built"), std::string::npos);
+  models::Sequential on_stack({layers::Input({4}), make<layers::Dense>(layers::DenseOptions{.units = 2})}, "on_stack");
+  EXPECT_NE(error_of([&] { on_stack(a); }).find("model 'on_stack' must be owned by a shared_ptr"), std::string::npos);
 }
 
 nlohmann::json keras_tensor(const std::string& layer) {

@@ -13,10 +13,13 @@
 #include "layers/dense.h"
 #include "layers/global_pooling.h"
 #include "layers/input.h"
+#include "layers/flatten.h"
 #include "layers/merge.h"
+#include "layers/padding.h"
 #include "layers/pooling.h"
 #include "models/functional.h"
 #include "models/seed_cnn.h"
+#include "models/sequential.h"
 #include "optimizers/adam.h"
 #include "losses/crossentropy.h"
 #include "support/check.h"
@@ -26,6 +29,7 @@ namespace tenfold {
 namespace {
 
 using testing::fixture_path;
+using testing::error_of;
 using testing::read_npy;
 
 std::string weight_file(const std::string& fixture, const std::string& stage, const Layer& layer,
@@ -171,6 +175,38 @@ TEST(KerasParity, ThreeAdamStepsOfSharedLayers) {
                                                "concatenate", "dense"}));
   EXPECT_EQ(model->calls().size(), 11u);
   check_three_adam_steps(*model, "parity_shared");
+}
+
+TEST(KerasParity, TheSharedLayersModelWrittenWithTheFunctionalApi) {
+  // The same model in C++: a Sequential called as a layer, on two tensors.
+  reset_layer_names();
+  auto dense = [](int64_t units, const std::string& activation, const std::string& name) {
+    return std::make_shared<layers::Dense>(layers::DenseOptions{.units = units, .activation = activation, .name = name});
+  };
+  auto encoder = std::make_shared<models::Sequential>(
+      std::vector<std::shared_ptr<Layer>>{
+          layers::Input({14, 28, 1}),
+          std::make_shared<layers::Conv2D>(layers::Conv2DOptions{.filters = 4, .activation = "relu", .name = "conv2d"}),
+          std::make_shared<layers::MaxPooling2D>(), std::make_shared<layers::Flatten>()},
+      "encoder");
+  auto inputs = layers::Input({28, 28, 1});
+  KerasTensor top = (*std::make_shared<layers::Cropping2D>(layers::Borders{{{0, 14}, {0, 0}}}))(inputs);
+  KerasTensor bottom = (*std::make_shared<layers::Cropping2D>(layers::Borders{{{14, 0}, {0, 0}}}))(inputs);
+  auto embed = dense(16, "relu", "embed");
+  auto refine = dense(16, "tanh", "refine");
+  KerasTensor a = (*embed)((*encoder)(top)), b = (*embed)((*encoder)(bottom));
+  KerasTensor both = (*refine)((*refine)((*std::make_shared<layers::Subtract>())({a, b})));
+  KerasTensor outputs = (*dense(10, "softmax", "dense"))((*std::make_shared<layers::Concatenate>())({a, b, both}));
+  models::Functional model(inputs, outputs, "shared");
+  const auto member = std::find_if(model.members().begin(), model.members().end(),
+                                   [](const auto& each) { return each.name() == "encoder"; });
+  ASSERT_NE(member, model.members().end());
+  EXPECT_EQ(member->model, encoder);
+  EXPECT_EQ(model.layers().size(), 10u);  // the encoder's 3 layers once
+  check_three_adam_steps(model, "parity_shared");
+  EXPECT_NE(error_of([&] { (*encoder)(inputs); }).find("model 'encoder' takes inputs (None, 14, 28, 1) but is called on "
+                                                      "(None, 28, 28, 1)"),
+            std::string::npos);
 }
 
 TEST(KerasParity, ThreeAdamStepsWithAFrozenConvolution) {

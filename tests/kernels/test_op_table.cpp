@@ -102,9 +102,10 @@ std::vector<ConvRow> conv_rows() {
     int64_t in, out;
     bool first;
   };
-  const Channels channel_pairs[] = {{1, 32, true},  {3, 16, true},  {1, 32, false},
-                                    {3, 16, false}, {16, 16, false}, {32, 64, false},
-                                    {64, 128, false}, {128, 128, false}};
+  // First layers of 6, 40 and 64 filters: DirectConv pads the filters to 16, 48 and 64.
+  const Channels channel_pairs[] = {{1, 32, true},   {3, 16, true},    {1, 6, true},     {4, 40, true},
+                                    {3, 64, true},   {1, 32, false},   {3, 16, false},   {16, 16, false},
+                                    {32, 64, false}, {64, 128, false}, {128, 128, false}};
   const Activation fused[] = {Activation::relu, Activation::linear, Activation::sigmoid,
                               Activation::tanh, parse_activation("relu6"),
                               parse_activation("leaky_relu"), Activation::elu};

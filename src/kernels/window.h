@@ -35,6 +35,11 @@ WindowGeometry make_window_geometry(int64_t batch, int64_t in_height, int64_t in
                                     int64_t dilation_height = 1, int64_t dilation_width = 1,
                                     int64_t groups = 1);
 
+/// A convolution's reduction per output value: input channels per group x window taps.
+inline int64_t reduction_size(const WindowGeometry& g) {
+  return g.in_channels / g.groups * g.window_height * g.window_width;
+}
+
 /// An activation: one of Keras 3's built-ins, with the parameters of the layer forms (ReLU's
 /// negative_slope and max_value, LeakyReLU's slope, ELU's alpha).
 struct Activation {

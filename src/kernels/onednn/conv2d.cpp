@@ -1,10 +1,12 @@
 #include "kernels/onednn/conv2d.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 #include "kernels/column_sums.h"
 
 namespace tenfold::kernels::onednn {
@@ -103,14 +105,56 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   // The bias gradient is kernels/column_sums.h, not oneDNN's (slower) bias reduction. Weight
   // gradients are float32 from bfloat16 activations too (Keras' variables are float32).
   const memory::desc any_float_weights(weight_dims(g), memory::data_type::f32, tag::any);
-  dnnl::convolution_backward_weights::primitive_desc weights_pd(
-      {algorithm::convolution_direct, d.src, any_float_weights, d.dst, d.strides, d.dilates,
-       d.padding_left, d.padding_right},
-      attr, engine(), forward_pd);
-  memory::desc diff_weights = weights_pd.diff_weights_desc();
-  backward_weights_ = BoundPrimitive(
-      dnnl::convolution_backward_weights(weights_pd), weights_pd,
-      {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_DIFF_DST, d.dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_weights}});
+  auto make_backward_weights = [&](const ConvDescs& descs, const dnnl::convolution_forward::primitive_desc& hint) {
+    dnnl::convolution_backward_weights::primitive_desc pd(
+        {algorithm::convolution_direct, descs.src, any_float_weights, descs.dst, descs.strides, descs.dilates,
+         descs.padding_left, descs.padding_right},
+        attr, engine(), hint);
+    return BoundPrimitive(dnnl::convolution_backward_weights(pd), pd,
+                          {{DNNL_ARG_SRC, descs.src}, {DNNL_ARG_DIFF_DST, descs.dst},
+                           {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()}});
+  };
+  backward_weights_ = make_backward_weights(d, forward_pd);
+  if (dtype == DType::bfloat16 && !need_diff_src && reduction_size(g) < 64) {
+    // A first layer over few input channels: oneDNN's bfloat16 backward-weights is several
+    // times slower than its float32 one on some (1->32 3x3 stride 2, 1->6 5x5) and not on
+    // others (1->32 3x3 'same'). Both read the same bfloat16 values and sum in float32, so the
+    // faster, its conversions to float32 counted, is timed once here and kept.
+    const ConvDescs float_descs = conv_descs(g);
+    dnnl::convolution_forward::primitive_desc float_forward(
+        forward_desc(float_descs, float_descs.any_weights, use_bias), engine());
+    BoundPrimitive in_float = make_backward_weights(float_descs, float_forward);
+    float_src_ = allocate_aligned(float_descs.src.get_size());
+    float_diff_dst_ = allocate_aligned(float_descs.dst.get_size());
+    auto src = allocate_aligned(d.src.get_size()), diff_dst = allocate_aligned(d.dst.get_size());
+    auto gradients = allocate_aligned(std::max(backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
+                                               in_float.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size()));
+    auto scratch = allocate_aligned(std::max(backward_weights_.scratchpad_bytes(), in_float.scratchpad_bytes()));
+    auto seconds = [](const auto& run) {
+      run();  // the first run pays for first touches
+      const auto start = std::chrono::steady_clock::now();
+      run();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    const double bfloat16_seconds = seconds([&] {
+      backward_weights_.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get());
+    });
+    const double float_seconds = seconds([&] {
+      kernels::to_float(reinterpret_cast<const bfloat16*>(src.get()), reinterpret_cast<float*>(float_src_.get()),
+                        int64_t(d.src.get_size() / sizeof(bfloat16)));
+      kernels::to_float(reinterpret_cast<const bfloat16*>(diff_dst.get()),
+                        reinterpret_cast<float*>(float_diff_dst_.get()), rows_ * channels_);
+      in_float.execute({float_src_.get(), float_diff_dst_.get(), gradients.get()}, scratch.get());
+    });
+    if (float_seconds < bfloat16_seconds) {
+      backward_weights_ = std::move(in_float);
+      src_elements_ = int64_t(d.src.get_size() / sizeof(bfloat16));
+    } else {
+      float_src_.reset();
+      float_diff_dst_.reset();
+    }
+  }
+  const memory::desc diff_weights = backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS);
   own_diff_weights_ = allocate_aligned(diff_weights.get_size());
   dnnl::primitive_attr add_attr;
   dnnl::post_ops add;
@@ -135,7 +179,7 @@ std::vector<std::string> Conv2DKernel::implementations() const {
   if (!backward_data_.empty()) {
     names.push_back("backward-data " + with_reorder(backward_data_, backward_data_weights_));
   }
-  names.push_back("backward-weights " + backward_weights_.implementation());
+  names.push_back("backward-weights " + backward_weights_.implementation() + (float_src_ ? " (float32, faster here)" : ""));
   return names;
 }
 
@@ -167,7 +211,14 @@ void Conv2DKernel::backward_data(const void* diff_dst, const float* weights, voi
 
 void Conv2DKernel::backward_weights(const void* src, const void* diff_dst, float* diff_weights,
                                     float* diff_bias, bool accumulate) {
-  backward_weights_.execute({src, diff_dst, own_diff_weights_.get()}, scratchpad_.get());
+  if (float_src_) {  // the float32 kernel was faster (see the constructor)
+    kernels::to_float(static_cast<const bfloat16*>(src), reinterpret_cast<float*>(float_src_.get()), src_elements_);
+    kernels::to_float(static_cast<const bfloat16*>(diff_dst), reinterpret_cast<float*>(float_diff_dst_.get()),
+                      rows_ * channels_);
+    backward_weights_.execute({float_src_.get(), float_diff_dst_.get(), own_diff_weights_.get()}, scratchpad_.get());
+  } else {
+    backward_weights_.execute({src, diff_dst, own_diff_weights_.get()}, scratchpad_.get());
+  }
   (accumulate ? add_to_weights_layout_ : to_weights_layout_)
       .execute({own_diff_weights_.get(), diff_weights}, nullptr);
   if (!use_bias_) return;

@@ -59,6 +59,10 @@ class Conv2DKernel {
   // overwriting or adding.
   BoundPrimitive to_weights_layout_, add_to_weights_layout_;
   std::shared_ptr<std::byte> own_diff_weights_;
+  // A bfloat16 first layer whose weight gradient runs faster in float32: its input and output
+  // gradient converted (src_elements_ values of input).
+  std::shared_ptr<std::byte> float_src_, float_diff_dst_;
+  int64_t src_elements_ = 0;
   ActivationKernel activation_;
   std::shared_ptr<std::byte> scratchpad_;
 };

@@ -58,6 +58,8 @@ class BoundPrimitive {
   size_t scratchpad_bytes() const { return scratchpad_bytes_; }
   /// The implementation oneDNN chose, e.g. "brg:avx512_core" or "jit:avx512_core".
   const std::string& implementation() const { return implementation_; }
+  /// The memory descriptor bound to argument `arg` (DNNL_ARG_*).
+  memory::desc arg_desc(int arg) const { return arguments_.at(arg).get_desc(); }
   /// `pointers` in the order of the constructor's `args`; `scratchpad` of scratchpad_bytes().
   void execute(std::initializer_list<const void*> pointers, void* scratchpad);
 

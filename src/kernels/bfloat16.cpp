@@ -47,15 +47,12 @@ void add_into(const Tensor& from, Tensor& to) {
   check_argument(from.num_elements() == to.num_elements() && from.dtype() == to.dtype(),
                  "add_into needs tensors of one shape and dtype");
   const int64_t count = from.num_elements();
-  if (to.dtype() == DType::float32) {
-    const float* part = from.data<float>();
-    float* sum = to.data<float>();
-    for (int64_t i = 0; i < count; ++i) sum[i] += part[i];
-    return;
-  }
-  const bfloat16* part = from.data<bfloat16>();
-  bfloat16* sum = to.data<bfloat16>();
-  for (int64_t i = 0; i < count; ++i) sum[i] = to_bfloat16(to_float(sum[i]) + to_float(part[i]));
+  with_element_type(to.dtype(), [&](auto element) {
+    using Element = decltype(element);
+    const Element* __restrict part = static_cast<const Element*>(from.raw_data());
+    Element* __restrict sum = static_cast<Element*>(to.raw_data());
+    for (int64_t i = 0; i < count; ++i) assign(sum[i], as_float(sum[i]) + as_float(part[i]));
+  });
 }
 
 }  // namespace tenfold::kernels

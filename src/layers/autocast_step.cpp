@@ -7,6 +7,13 @@ namespace tenfold {
 
 namespace {
 
+/// Whether an input of `input` dtype is rounded to bfloat16's precision in place of a
+/// conversion: a float32 input of a float32 kernel whose layer computes in bfloat16, as Keras
+/// casts a layer's inputs to its compute dtype (unless the layer takes no cast, `casts_inputs`).
+bool rounds_input(bool casts_inputs, DType input, DType kernel, DType layer) {
+  return casts_inputs && input == DType::float32 && kernel == DType::float32 && layer == DType::bfloat16;
+}
+
 size_t bytes_of(const Shape& shape, DType dtype) {
   constexpr size_t alignment = 64;
   const size_t bytes = size_t(shape.num_elements()) * dtype_size(dtype);
@@ -17,7 +24,7 @@ size_t bytes_of(const Shape& shape, DType dtype) {
 
 AutocastStep::AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Shape>& input_shapes,
                            const std::vector<DType>& input_dtypes, const Shape& output_shape,
-                           DType output_dtype, bool casts_inputs)
+                           DType output_dtype, bool casts_inputs, bool input_gradients)
     : step_(std::move(step)),
       output_dtype_(output_dtype),
       inputs_(input_shapes.size()),
@@ -25,12 +32,16 @@ AutocastStep::AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Sh
       output_shape_(output_shape) {
   const DType inner = step_->compute_dtype();
   for (size_t k = 0; k < inputs_.size(); ++k) {
-    inputs_[k].rounds =
-        casts_inputs && input_dtypes.at(k) == inner && inner == DType::float32 && output_dtype == DType::bfloat16;
-    inputs_[k].converts = input_dtypes.at(k) != inner || inputs_[k].rounds;
-    if (inputs_[k].converts) scratch_bytes_ += 2 * bytes_of(input_shapes[k], inner);
+    Converted& input = inputs_[k];
+    input.rounds = rounds_input(casts_inputs, input_dtypes.at(k), inner, output_dtype);
+    input.converts = input_dtypes.at(k) != inner || input.rounds;
+    // A rounded input's gradient is float32 already: only a converted one needs a copy.
+    input.converts_gradient = input_gradients && input.converts && !input.rounds;
+    if (input.converts) scratch_bytes_ += bytes_of(input_shapes[k], inner);
+    if (input.converts_gradient) scratch_bytes_ += bytes_of(input_shapes[k], inner);
   }
   output_.converts = output_dtype != step_->output_dtype();
+  output_.converts_gradient = output_.converts;
   if (output_.converts) scratch_bytes_ += 2 * bytes_of(output_shape, step_->output_dtype());
 }
 
@@ -41,9 +52,8 @@ void AutocastStep::bind(std::byte* scratch) {
     return view;
   };
   for (size_t k = 0; k < inputs_.size(); ++k) {
-    if (!inputs_[k].converts) continue;
-    inputs_[k].value = take(input_shapes_[k], step_->compute_dtype());
-    inputs_[k].gradient = take(input_shapes_[k], step_->compute_dtype());
+    if (inputs_[k].converts) inputs_[k].value = take(input_shapes_[k], step_->compute_dtype());
+    if (inputs_[k].converts_gradient) inputs_[k].gradient = take(input_shapes_[k], step_->compute_dtype());
   }
   if (output_.converts) {
     output_.value = take(output_shape_, step_->output_dtype());
@@ -55,9 +65,7 @@ bool AutocastStep::needed(const LayerStep& step, DType layer_dtype, const std::v
                           bool casts_inputs) {
   if (step.output_dtype() != layer_dtype) return true;
   for (DType input : input_dtypes) {
-    const bool rounds = casts_inputs && input == DType::float32 && step.compute_dtype() == DType::float32 &&
-                        layer_dtype == DType::bfloat16;
-    if (input != step.compute_dtype() || rounds) return true;
+    if (input != step.compute_dtype() || rounds_input(casts_inputs, input, step.compute_dtype(), layer_dtype)) return true;
   }
   return false;
 }
@@ -92,16 +100,13 @@ void AutocastStep::backward(std::span<const Tensor> inputs, const Tensor& output
   if (output_.converts) kernels::convert(grad_output, step_grad_output);
   step_grad_inputs_.clear();
   for (size_t k = 0; k < inputs.size(); ++k) {
-    // A rounded input's gradient is float32 already.
-    const bool converts = grad_inputs[k] != nullptr && inputs_[k].converts && !inputs_[k].rounds;
+    const bool converts = grad_inputs[k] != nullptr && inputs_[k].converts_gradient;
     step_grad_inputs_.push_back(converts ? &inputs_[k].gradient : grad_inputs[k]);
   }
   step_->backward(step_inputs_, step_output, step_grad_output, step_grad_inputs_, weight_gradients,
                   grad_is_for_logits);
   for (size_t k = 0; k < inputs.size(); ++k) {
-    if (grad_inputs[k] != nullptr && inputs_[k].converts && !inputs_[k].rounds) {
-      kernels::convert(inputs_[k].gradient, *grad_inputs[k]);
-    }
+    if (grad_inputs[k] != nullptr && inputs_[k].converts_gradient) kernels::convert(inputs_[k].gradient, *grad_inputs[k]);
   }
 }
 

@@ -16,10 +16,11 @@ class AutocastStep : public LayerStep {
  public:
   /// `step` reads step->compute_dtype() and writes step->output_dtype(); the tensors it is
   /// given have these shapes (batch included) and dtypes; its layer's policy computes in
-  /// `output_dtype`; `casts_inputs` is Layer::casts_inputs (false: no input is rounded).
+  /// `output_dtype`; `casts_inputs` is Layer::casts_inputs (false: no input is rounded);
+  /// `input_gradients` is CompileOptions::need_input_gradient.
   AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Shape>& input_shapes,
                const std::vector<DType>& input_dtypes, const Shape& output_shape, DType output_dtype,
-               bool casts_inputs);
+               bool casts_inputs, bool input_gradients);
   /// Whether `step`, of a layer computing in `layer_dtype`, needs an AutocastStep on tensors of
   /// these dtypes.
   static bool needed(const LayerStep& step, DType layer_dtype, const std::vector<DType>& input_dtypes,
@@ -43,7 +44,8 @@ class AutocastStep : public LayerStep {
   struct Converted {
     bool converts = false;
     bool rounds = false;  // a float32 input rounded to bfloat16 precision, not converted
-    Tensor value, gradient;  // in the step's dtype, in the scratch
+    bool converts_gradient = false;
+    Tensor value, gradient;  // in the step's dtype, in the scratch (gradient: when converted)
   };
   /// Makes `converted.value` hold `tensor`, converting it when needed; returns what the step reads.
   static const Tensor& to_step(const Tensor& tensor, Converted& converted);

@@ -82,7 +82,8 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     const bool casts_inputs = node.layer->casts_inputs();
     if (!step.kernel->is_reshape() && AutocastStep::needed(*step.kernel, output_dtype, input_dtypes, casts_inputs)) {
       auto autocast = std::make_unique<AutocastStep>(std::move(step.kernel), input_shapes, input_dtypes,
-                                                     shape_of(step.output), output_dtype, casts_inputs);
+                                                     shape_of(step.output), output_dtype, casts_inputs,
+                                                     options.need_input_gradient);
       autocast_steps.push_back(autocast.get());
       step.kernel = std::move(autocast);
     }

@@ -146,6 +146,30 @@ onednn::OnednnWeightLayout conv_layout(WindowGeometry g) {
           onednn::Conv2DKernel::preferred_weights_desc(g)};
 }
 
+/// The reference kernels' forward and gradients of a row's convolution and activation, the
+/// pre-activation rounded to bfloat16 when `round_pre_activation` (as the bfloat16 kernels
+/// round theirs, so both see an activation's kink at the same place).
+struct ConvReference {
+  std::vector<float> y, dx, dkernel, dbias;
+};
+
+ConvReference reference_conv(const ConvRow& row, const WindowGeometry& g, const std::vector<float>& x,
+                             const std::vector<float>& kernel, const std::vector<float>& bias,
+                             const std::vector<float>& upstream, bool round_pre_activation) {
+  const size_t out_count = upstream.size();
+  std::vector<float> pre(out_count), dpre(out_count);
+  ConvReference expected{std::vector<float>(out_count), std::vector<float>(x.size()),
+                         std::vector<float>(kernel.size()), std::vector<float>(bias.size())};
+  reference::conv2d_forward<float>(g, x.data(), kernel.data(), bias.data(), pre.data());
+  if (round_pre_activation) round_to_bfloat16(pre.data(), pre.data(), int64_t(out_count));
+  reference::activation_forward<float>(row.activation, 1, int64_t(out_count), pre.data(), expected.y.data());
+  reference::activation_backward<float>(row.activation, 1, int64_t(out_count), pre.data(), expected.y.data(),
+                                        upstream.data(), dpre.data());
+  reference::conv2d_backward<float>(g, x.data(), kernel.data(), dpre.data(), expected.dx.data(),
+                                    expected.dkernel.data(), expected.dbias.data());
+  return expected;
+}
+
 void check_conv_against_reference(const ConvRow& row) {
   WindowGeometry g = row.geometry(2, 9);
   size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.out_channels);
@@ -154,33 +178,25 @@ void check_conv_against_reference(const ConvRow& row) {
   auto kernel = to_floats(random_values(size_t(row.kernel * row.kernel * group_channels * row.filters), 2));
   auto bias = to_floats(random_values(size_t(row.filters), 3));
   auto upstream = to_floats(random_values(out_count, 4));
-
-  std::vector<float> pre(out_count), expected_y(out_count), expected_dpre(out_count);
-  std::vector<float> expected_dx(x.size()), expected_dkernel(kernel.size()), expected_dbias(bias.size());
-  reference::conv2d_forward<float>(g, x.data(), kernel.data(), bias.data(), pre.data());
-  reference::activation_forward<float>(row.activation, 1, int64_t(out_count), pre.data(), expected_y.data());
-  reference::activation_backward<float>(row.activation, 1, int64_t(out_count), pre.data(),
-                                        expected_y.data(), upstream.data(), expected_dpre.data());
-  reference::conv2d_backward<float>(g, x.data(), kernel.data(), expected_dpre.data(),
-                                    expected_dx.data(), expected_dkernel.data(), expected_dbias.data());
+  const ConvReference expected = reference_conv(row, g, x, kernel, bias, upstream, false);
 
   onednn::OnednnWeightLayout layout = conv_layout(g);
   onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer);
   auto native_kernel = to_native(layout, kernel);
   std::vector<float> y(out_count), dx(x.size()), dnative(native_kernel.size()), dbias(bias.size());
   conv.forward(x.data(), native_kernel.data(), bias.data(), y.data());
-  EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol,
+  EXPECT_TRUE(all_close(y, as_doubles(expected.y), rtol,
                         sum_atol(row.kernel * row.kernel * group_channels))) << "forward";
   std::vector<float> dy = upstream;
   conv.backward(x.data(), y.data(), dy.data(), native_kernel.data(),
                 row.first_layer ? nullptr : dx.data(), dnative.data(), dbias.data());
   if (!row.first_layer) {
-    EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol,
+    EXPECT_TRUE(all_close(dx, as_doubles(expected.dx), rtol,
                           sum_atol(row.kernel * row.kernel * row.filters / row.groups))) << "dx";
   }
-  EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected_dkernel),
+  EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected.dkernel),
                         rtol, 1e-4)) << "dkernel";
-  EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), rtol, 1e-4)) << "dbias";
+  EXPECT_TRUE(all_close(dbias, as_doubles(expected.dbias), rtol, 1e-4)) << "dbias";
 }
 
 class Conv2DRows : public OpTable, public ::testing::WithParamInterface<ConvRow> {};
@@ -385,32 +401,32 @@ TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
   auto kernel = rounded(to_floats(random_values(size_t(row.kernel * row.kernel * group_channels * row.filters), 2)));
   auto bias = to_floats(random_values(size_t(row.filters), 3));
   auto upstream = rounded(to_floats(random_values(out_count, 4)));
-  std::vector<float> pre(out_count), expected_y(out_count), expected_dpre(out_count);
-  std::vector<float> expected_dx(x.size()), expected_dkernel(kernel.size()), expected_dbias(bias.size());
-  reference::conv2d_forward<float>(g, x.data(), kernel.data(), bias.data(), pre.data());
-  pre = rounded(pre);
-  reference::activation_forward<float>(row.activation, 1, int64_t(out_count), pre.data(), expected_y.data());
-  reference::activation_backward<float>(row.activation, 1, int64_t(out_count), pre.data(),
-                                        expected_y.data(), upstream.data(), expected_dpre.data());
-  reference::conv2d_backward<float>(g, x.data(), kernel.data(), expected_dpre.data(),
-                                    expected_dx.data(), expected_dkernel.data(), expected_dbias.data());
+  const ConvReference expected = reference_conv(row, g, x, kernel, bias, upstream, true);
 
   onednn::OnednnWeightLayout layout = conv_layout(g);
-  onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), true, DType::bfloat16);
   auto native_kernel = to_native(layout, kernel);
-  std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
-  std::vector<float> dnative(native_kernel.size()), dbias(bias.size());
-  conv.forward(x16.data(), native_kernel.data(), bias.data(), y16.data());
-  const int64_t window = row.kernel * row.kernel;
-  EXPECT_TRUE(all_close(widened(y16), as_doubles(expected_y), bfloat16_rtol, bfloat16_atol(window * group_channels)))
-      << "forward";
-  conv.backward(x16.data(), y16.data(), dy16.data(), native_kernel.data(), dx16.data(), dnative.data(), dbias.data());
-  EXPECT_TRUE(all_close(widened(dx16), as_doubles(expected_dx), bfloat16_rtol,
-                        bfloat16_atol(window * row.filters / row.groups))) << "dx";
-  const int64_t pixels = g.batch * g.out_height * g.out_width;
-  EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected_dkernel), bfloat16_rtol,
-                        bfloat16_atol(pixels))) << "dkernel";
-  EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), bfloat16_rtol, bfloat16_atol(pixels))) << "dbias";
+  const int64_t window = row.kernel * row.kernel, pixels = g.batch * g.out_height * g.out_width;
+  // A first layer's weight gradients both ways (the kernel picks the faster at compile).
+  using Gradients = onednn::Conv2DKernel::WeightGradients;
+  for (Gradients gradients : row.first_layer ? std::vector<Gradients>{Gradients::bfloat16, Gradients::float32}
+                                             : std::vector<Gradients>{Gradients::fastest}) {
+    onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer, DType::bfloat16,
+                              false, gradients);
+    std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
+    std::vector<float> dnative(native_kernel.size()), dbias(bias.size());
+    conv.forward(x16.data(), native_kernel.data(), bias.data(), y16.data());
+    EXPECT_TRUE(all_close(widened(y16), as_doubles(expected.y), bfloat16_rtol, bfloat16_atol(window * group_channels)))
+        << "forward";
+    conv.backward(x16.data(), y16.data(), dy16.data(), native_kernel.data(), row.first_layer ? nullptr : dx16.data(),
+                  dnative.data(), dbias.data());
+    if (!row.first_layer) {
+      EXPECT_TRUE(all_close(widened(dx16), as_doubles(expected.dx), bfloat16_rtol,
+                            bfloat16_atol(window * row.filters / row.groups))) << "dx";
+    }
+    EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected.dkernel), bfloat16_rtol,
+                          bfloat16_atol(pixels))) << "dkernel " << conv.implementations().back();
+    EXPECT_TRUE(all_close(dbias, as_doubles(expected.dbias), bfloat16_rtol, bfloat16_atol(pixels))) << "dbias";
+  }
 
   const int64_t size = row.first_layer ? 28 : 14;
   for (int64_t batch : training_batches) {

@@ -68,7 +68,7 @@ memory::desc Conv2DKernel::keras_weights_desc(const WindowGeometry& g) {
 
 Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                            const memory::desc& stored_weights, bool need_diff_src, DType dtype,
-                           bool bfloat16_weights)
+                           bool bfloat16_weights, WeightGradients weight_gradients)
     : use_bias_(use_bias),
       dtype_(dtype),
       rows_(g.batch * g.out_height * g.out_width),
@@ -126,27 +126,31 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
     BoundPrimitive in_float = make_backward_weights(float_descs, float_forward);
     float_src_ = allocate_aligned(float_descs.src.get_size());
     float_diff_dst_ = allocate_aligned(float_descs.dst.get_size());
-    auto src = allocate_aligned(d.src.get_size()), diff_dst = allocate_aligned(d.dst.get_size());
-    auto gradients = allocate_aligned(std::max(backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
-                                               in_float.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size()));
-    auto scratch = allocate_aligned(std::max(backward_weights_.scratchpad_bytes(), in_float.scratchpad_bytes()));
-    auto seconds = [](const auto& run) {
-      run();  // the first run pays for first touches
-      const auto start = std::chrono::steady_clock::now();
-      run();
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    const double bfloat16_seconds = seconds([&] {
-      backward_weights_.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get());
-    });
-    const double float_seconds = seconds([&] {
-      kernels::to_float(reinterpret_cast<const bfloat16*>(src.get()), reinterpret_cast<float*>(float_src_.get()),
-                        int64_t(d.src.get_size() / sizeof(bfloat16)));
-      kernels::to_float(reinterpret_cast<const bfloat16*>(diff_dst.get()),
-                        reinterpret_cast<float*>(float_diff_dst_.get()), rows_ * channels_);
-      in_float.execute({float_src_.get(), float_diff_dst_.get(), gradients.get()}, scratch.get());
-    });
-    if (float_seconds < bfloat16_seconds) {
+    bool in_float32 = weight_gradients == WeightGradients::float32;
+    if (weight_gradients == WeightGradients::fastest) {
+      auto src = allocate_aligned(d.src.get_size()), diff_dst = allocate_aligned(d.dst.get_size());
+      auto gradients = allocate_aligned(std::max(backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
+                                                 in_float.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size()));
+      auto scratch = allocate_aligned(std::max(backward_weights_.scratchpad_bytes(), in_float.scratchpad_bytes()));
+      auto seconds = [](const auto& run) {
+        run();  // the first run pays for first touches
+        const auto start = std::chrono::steady_clock::now();
+        run();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
+      const double bfloat16_seconds = seconds([&] {
+        backward_weights_.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get());
+      });
+      const double float_seconds = seconds([&] {
+        kernels::to_float(reinterpret_cast<const bfloat16*>(src.get()), reinterpret_cast<float*>(float_src_.get()),
+                          int64_t(d.src.get_size() / sizeof(bfloat16)));
+        kernels::to_float(reinterpret_cast<const bfloat16*>(diff_dst.get()),
+                          reinterpret_cast<float*>(float_diff_dst_.get()), rows_ * channels_);
+        in_float.execute({float_src_.get(), float_diff_dst_.get(), gradients.get()}, scratch.get());
+      });
+      in_float32 = float_seconds < bfloat16_seconds;
+    }
+    if (in_float32) {
       backward_weights_ = std::move(in_float);
       src_elements_ = int64_t(d.src.get_size() / sizeof(bfloat16));
     } else {

@@ -25,9 +25,14 @@ class Conv2DKernel {
   /// (float32 or bfloat16); weights, bias and their gradients are float32 either way. With
   /// `bfloat16_weights` a float32 kernel reads its weights rounded to bfloat16 (it stands in
   /// for a bfloat16 one).
+  /// How a bfloat16 first layer over few channels (a reduction below 64) computes its weight
+  /// gradient: oneDNN's bfloat16 or float32 kernel on the same values, `fastest` timing both
+  /// once here (the others are for tests).
+  enum class WeightGradients { fastest, bfloat16, float32 };
+
   Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                const memory::desc& stored_weights, bool need_diff_src, DType dtype = DType::float32,
-               bool bfloat16_weights = false);
+               bool bfloat16_weights = false, WeightGradients weight_gradients = WeightGradients::fastest);
 
   /// The implementation oneDNN picked for each primitive, e.g. "forward brg:avx512_core".
   std::vector<std::string> implementations() const;

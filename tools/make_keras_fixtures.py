@@ -90,23 +90,16 @@ def recipe_model():
     ]))
 
 
-def mixed_bfloat16_recipe_model():
-    """The recipe's model under Keras' mixed_bfloat16 policy (float32 variables, bfloat16
-    compute), made and compiled the way a TPU user does: the global policy set first."""
-    keras.mixed_precision.set_dtype_policy("mixed_bfloat16")
-    try:
-        return recipe_model()
-    finally:
-        keras.mixed_precision.set_dtype_policy("float32")
-
-
-def mixed_bfloat16_conv_stack_model():
-    """conv_stack_model under the mixed_bfloat16 policy: pooling, tanh and sigmoid in bfloat16."""
-    keras.mixed_precision.set_dtype_policy("mixed_bfloat16")
-    try:
-        return conv_stack_model()
-    finally:
-        keras.mixed_precision.set_dtype_policy("float32")
+def under_mixed_bfloat16(make_model):
+    """make_model() under Keras' mixed_bfloat16 policy (float32 variables, bfloat16 compute),
+    made and compiled the way a TPU user does: the global policy set first."""
+    def make():
+        keras.mixed_precision.set_dtype_policy("mixed_bfloat16")
+        try:
+            return make_model()
+        finally:
+            keras.mixed_precision.set_dtype_policy("float32")
+    return make
 
 
 def frozen_model():
@@ -611,8 +604,9 @@ def main():
     parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
     parity(train, name="parity_sample_weight", sample_weight=np.linspace(0, 2, 64, dtype=np.float32))
     parity(train, name="parity_class_weight", class_weight={0: 0.5, 3: 2.0, 7: 4.0})
-    parity(train, mixed_bfloat16_recipe_model, "parity_mixed_bfloat16")
-    parity(train, mixed_bfloat16_conv_stack_model, "parity_mixed_bfloat16_conv_stack", save_model=True)
+    parity(train, under_mixed_bfloat16(recipe_model), "parity_mixed_bfloat16")
+    # conv_stack_model's pooling, tanh and sigmoid in bfloat16.
+    parity(train, under_mixed_bfloat16(conv_stack_model), "parity_mixed_bfloat16_conv_stack", save_model=True)
     if not args.skip_curve and not args.only:
         curve(train, test)
 

@@ -14,28 +14,20 @@
 #include "datasets/png.h"
 #include "support/check.h"
 #include "support/process.h"
+#include "support/tenfold_command.h"
 
 namespace tenfold {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
-
-CommandResult tenfold(const std::string& arguments) {
-  return testing::run_command(std::string(TENFOLD_BINARY) + " " + arguments);
-}
+using testing::number_after;
+using testing::tenfold;
 
 fs::path scratch(const std::string& name) {
   fs::path path = fs::temp_directory_path() / ("tenfold_commands_" + std::to_string(getpid()) + "_" + name);
   fs::remove_all(path);
   return path;
-}
-
-/// The first number after `label` in `text`.
-double number_after(const std::string& text, const std::string& label) {
-  size_t at = text.find(label);
-  EXPECT_NE(at, std::string::npos) << "no '" << label << "' in:\n" << text;
-  return at == std::string::npos ? -1 : std::stod(text.substr(at + label.size()));
 }
 
 /// The options a command's --help documents.

@@ -9,22 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "support/process.h"
+#include "support/tenfold_command.h"
 
 namespace tenfold {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
-
-CommandResult tenfold(const std::string& arguments) {
-  return testing::run_command(std::string(TENFOLD_BINARY) + " " + arguments);
-}
-
-double number_after(const std::string& text, const std::string& label) {
-  const size_t at = text.find(label);
-  EXPECT_NE(at, std::string::npos) << "no '" << label << "' in:\n" << text;
-  return at == std::string::npos ? -1 : std::stod(text.substr(at + label.size()));
-}
+using testing::number_after;
+using testing::tenfold;
 
 class RealData : public ::testing::Test {
  protected:

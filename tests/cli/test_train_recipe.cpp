@@ -10,6 +10,7 @@
 
 #include "support/check.h"
 #include "support/process.h"
+#include "support/tenfold_command.h"
 
 namespace tenfold {
 namespace {
@@ -17,14 +18,11 @@ namespace {
 using nlohmann::json;
 
 using testing::CommandResult;
-
-CommandResult run_tenfold(const std::string& arguments) {
-  return testing::run_command(std::string(TENFOLD_BINARY) + " " + arguments);
-}
+using testing::tenfold;
 
 TEST(TrainRecipe, OneEpochReaches84PercentAndSavesAModelThatLoadsBack) {
   std::string model_path = (std::filesystem::temp_directory_path() / "tenfold_cli_model.h5").string();
-  CommandResult result = run_tenfold("train --epochs 1 --verbose 2 --save " + model_path);
+  CommandResult result = tenfold("train --epochs 1 --verbose 2 --save " + model_path);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   auto at = result.output.find("test accuracy: ");
   ASSERT_NE(at, std::string::npos) << result.output;
@@ -52,7 +50,7 @@ TEST(TrainRecipe, TenEpochsFollowKerasCurve) {
   for (int seed : seeds) {
     std::string history_path =
         (std::filesystem::temp_directory_path() / ("tenfold_history_" + std::to_string(seed) + ".json")).string();
-    CommandResult result = run_tenfold("train --epochs 10 --verbose 2 --seed " + std::to_string(seed) +
+    CommandResult result = tenfold("train --epochs 10 --verbose 2 --seed " + std::to_string(seed) +
                                        " --history " + history_path);
     ASSERT_EQ(result.exit_code, 0) << result.output;
     std::cout << result.output;
@@ -72,41 +70,41 @@ TEST(TrainRecipe, TenEpochsFollowKerasCurve) {
 }
 
 TEST(TrainRecipe, BadOptionsAreClearErrors) {
-  CommandResult result = run_tenfold("train --epochs many");
+  CommandResult result = tenfold("train --epochs many");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("--epochs expects an integer >= 0, got 'many'"), std::string::npos) << result.output;
-  result = run_tenfold("train --batch-size 0");
+  result = tenfold("train --batch-size 0");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("--batch-size expects an integer >= 1, got '0'"), std::string::npos) << result.output;
-  result = run_tenfold("train --data /nonexistent");
+  result = tenfold("train --data /nonexistent");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("/nonexistent does not exist; create it and put the data set's four IDX files there"),
             std::string::npos) << result.output;
-  result = run_tenfold("train --batch-size 256 --per-replica-batch 64");
+  result = tenfold("train --batch-size 256 --per-replica-batch 64");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("give --batch-size (global) or --per-replica-batch, not both"),
             std::string::npos) << result.output;
-  result = run_tenfold("train --workers grpc://127.0.0.1:1 --connect-timeout 2");
+  result = tenfold("train --workers grpc://127.0.0.1:1 --connect-timeout 2");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("cannot reach worker 127.0.0.1:1"), std::string::npos) << result.output;
-  result = run_tenfold("train --devices 0");
+  result = tenfold("train --devices 0");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("--devices expects an integer >= 1, got '0'"), std::string::npos) << result.output;
-  result = run_tenfold("fly");
+  result = tenfold("fly");
   EXPECT_EQ(result.exit_code, 2);
-  result = run_tenfold("train --help");
+  result = tenfold("train --help");
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_NE(result.output.find("--batch-size N"), std::string::npos);
 }
 
 TEST(TrainRecipe, TrainsAKerasModelJson) {
-  CommandResult result = run_tenfold("train --epochs 1 --verbose 2 --model " +
+  CommandResult result = tenfold("train --epochs 1 --verbose 2 --model " +
                                      testing::fixture_path("models/small_cnn.json"));
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("(None, 26, 26, 8)"), std::string::npos) << result.output;
   double accuracy = std::stod(result.output.substr(result.output.find("test accuracy: ") + 15));
   EXPECT_GE(accuracy, 0.7) << result.output;
-  result = run_tenfold("train --model /nonexistent/model.json");
+  result = tenfold("train --model /nonexistent/model.json");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("model JSON /nonexistent/model.json does not exist"), std::string::npos) << result.output;
 }
@@ -114,7 +112,7 @@ TEST(TrainRecipe, TrainsAKerasModelJson) {
 // The recipe across processes: every rank trains, rank 0 alone prints, and the result is the
 // one a single process gets with the same global batch.
 TEST(TrainRecipe, UnderMpirunTwoProcessesTrainAsOne) {
-  CommandResult single = run_tenfold("train --epochs 1 --verbose 0 --devices 1");
+  CommandResult single = tenfold("train --epochs 1 --verbose 0 --devices 1");
   ASSERT_EQ(single.exit_code, 0) << single.output;
   CommandResult job = testing::run_command("mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x "
                           "OMP_NUM_THREADS=1 " + std::string(TENFOLD_BINARY) +

@@ -14,17 +14,15 @@
 #include "io/zip_archive.h"
 #include "support/check.h"
 #include "support/process.h"
+#include "support/tenfold_command.h"
 
 namespace tenfold {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::tenfold;
 using testing::fixture_path;
-
-CommandResult tenfold(const std::string& arguments) {
-  return testing::run_command(std::string(TENFOLD_BINARY) + " " + arguments);
-}
 
 class UserData : public ::testing::Test {
  protected:

@@ -94,17 +94,22 @@ def normalized_block(x, filters, strides):
     return layers.Activation("relu")(layers.Add()([x, y]))
 
 
+def normalized_resnet(x, widths):
+    """A stem of widths[0] filters, then a normalized block per width (the first at stride 1,
+    the others strided), global average pooling and a softmax Dense: the output tensor."""
+    x = layers.Conv2D(widths[0], 3, padding="same", use_bias=False)(x)
+    x = layers.Activation("relu")(layers.BatchNormalization()(x))
+    for index, filters in enumerate(widths):
+        x = normalized_block(x, filters, 1 if index == 0 else 2)
+    x = layers.GlobalAveragePooling2D()(x)
+    return layers.Dense(10, activation="softmax")(x)
+
+
 def resnet_bn():
     """A ResNet with BatchNormalization for 28x28 images: a stem, blocks of 16, 32 (strided) and
     64 (strided) filters, global average pooling."""
     inputs = keras.Input(shape=(28, 28, 1))
-    x = layers.Conv2D(16, 3, padding="same", use_bias=False)(inputs)
-    x = layers.Activation("relu")(layers.BatchNormalization()(x))
-    for filters, strides in ((16, 1), (32, 2), (64, 2)):
-        x = normalized_block(x, filters, strides)
-    x = layers.GlobalAveragePooling2D()(x)
-    outputs = layers.Dense(10, activation="softmax")(x)
-    return keras.Model(inputs, outputs, name="resnet_bn")
+    return keras.Model(inputs, normalized_resnet(inputs, (16, 32, 64)), name="resnet_bn")
 
 
 def resnet_augmented(epochs=15, steps_per_epoch=118):
@@ -116,13 +121,7 @@ def resnet_augmented(epochs=15, steps_per_epoch=118):
     inputs = keras.Input(shape=(28, 28, 1))
     x = layers.RandomFlip("horizontal")(inputs)
     x = layers.RandomTranslation(0.1, 0.1, fill_mode="constant")(x)
-    x = layers.Conv2D(32, 3, padding="same", use_bias=False)(x)
-    x = layers.Activation("relu")(layers.BatchNormalization()(x))
-    for filters, strides in ((32, 1), (64, 2), (128, 2)):
-        x = normalized_block(x, filters, strides)
-    x = layers.GlobalAveragePooling2D()(x)
-    outputs = layers.Dense(10, activation="softmax")(x)
-    model = keras.Model(inputs, outputs, name="resnet_augmented")
+    model = keras.Model(inputs, normalized_resnet(x, (32, 64, 128)), name="resnet_augmented")
     schedule = keras.optimizers.schedules.CosineDecay(1e-3, epochs * steps_per_epoch)
     model.compile(optimizer=keras.optimizers.Adam(schedule), loss="sparse_categorical_crossentropy",
                   metrics=["accuracy"])

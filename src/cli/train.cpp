@@ -94,7 +94,11 @@ struct CompileOptions {
 /// The loss a model without a compile config trains with, from its output and the labels.
 std::string default_loss(const models::Model& model, const UserData& data) {
   const int64_t units = model.output_shape(1).num_elements();
-  nlohmann::json last = model.layers().back()->get_config();
+  // The layer making the output: not always the last layer listed (a shared layer is listed
+  // at its first call).
+  const graph::Graph& graph = model.graph();
+  const int producer = graph.producer(graph.outputs()[0]);
+  const nlohmann::json last = producer >= 0 ? graph.nodes()[size_t(producer)].layer->get_config() : nlohmann::json::object();
   const std::string activation = last.value("activation", nlohmann::json("linear")).is_string()
                                      ? last.value("activation", std::string("linear"))
                                      : std::string("custom");

@@ -194,6 +194,38 @@ TEST(Functional, SharedLayersLearnFromEveryCall) {
   EXPECT_EQ(summary.find("embed (Dense)"), summary.rfind("embed (Dense)")) << summary;
 }
 
+TEST(Functional, KerasTwoConfigOfASharedLayer) {
+  // Keras 2 lists a shared layer's calls as nested lists, [[[layer, node, tensor, kwargs]], ...].
+  using nlohmann::json;
+  auto input = [](const std::string& name) {
+    return json{{"class_name", "InputLayer"}, {"name", name},
+                {"config", {{"name", name}, {"batch_input_shape", {nullptr, 4}}}}, {"inbound_nodes", json::array()}};
+  };
+  const json shared = {{"class_name", "Dense"}, {"name", "shared"}, {"config", {{"name", "shared"}, {"units", 3}}},
+                       {"inbound_nodes", {{{"a", 0, 0, json::object()}}, {{"b", 0, 0, json::object()}}}}};
+  const json add = {{"class_name", "Add"}, {"name", "sum"}, {"config", {{"name", "sum"}}},
+                    {"inbound_nodes", {{{"shared", 0, 0, json::object()}, {"shared", 1, 0, json::object()}}}}};
+  auto model = models::from_config({{"class_name", "Model"},
+                                    {"config", {{"name", "keras2"}, {"layers", {input("a"), input("b"), shared, add}},
+                                                {"input_layers", {{"a", 0, 0}, {"b", 0, 0}}},
+                                                {"output_layers", {{"sum", 0, 0}}}}}});
+  ASSERT_EQ(model->weights().size(), 2u);
+  const Tensor a = random_tensor({2, 4}, 1), b = random_tensor({2, 4}, 2);
+  // shared(a) + shared(b) = (a + b) W + 2 bias.
+  model->weights()[1]->assign(random_tensor({3}, 3));
+  const Tensor sum = model->predict(models::Inputs{a, b})[0];
+  const Tensor kernel = model->weights()[0]->read(), bias = model->weights()[1]->read();
+  for (int64_t row = 0; row < 2; ++row) {
+    for (int64_t unit = 0; unit < 3; ++unit) {
+      double expected = 2.0 * bias.data<float>()[unit];
+      for (int64_t k = 0; k < 4; ++k) {
+        expected += (a.data<float>()[row * 4 + k] + b.data<float>()[row * 4 + k]) * kernel.data<float>()[k * 3 + unit];
+      }
+      EXPECT_NEAR(sum.data<float>()[row * 3 + unit], expected, 1e-5);
+    }
+  }
+}
+
 TEST(Functional, GraphsThatCannotBeAModelAreClearErrors) {
   auto a = layers::Input({4}, "a"), b = layers::Input({4}, "b"), c = layers::Input({4}, "c");
   auto dense = make<layers::Dense>(layers::DenseOptions{.units = 3, .name = "shared"});

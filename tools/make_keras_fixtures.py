@@ -27,6 +27,10 @@
             Flatten) and a Dense ('embed') each called on the image's top and bottom halves
             (Cropping2D), a Dense ('refine') called twice in a row on its own output;
             model.keras, model.h5 and predictions.npy.
+  nested_functional.json
+            a Functional model ('inner': Dense 'd') called on inputs 'a' and 'b', its two calls
+            the outer model's outputs: Keras 3 counts a nested Functional's calls from 1 in
+            output_layers, from 0 in inbound_nodes.
   parity_two_outputs/
             one input, outputs 'digit' (softmax, SparseCategoricalCrossentropy, accuracy) and
             'bright' (linear, mse, loss weight 0.5). bright.npy: its target, each image's mean
@@ -88,6 +92,16 @@ def recipe_model():
         keras.layers.Dense(128, activation="relu"),
         keras.layers.Dense(10, activation="softmax"),
     ]))
+
+
+def write_nested_functional_config():
+    keras.backend.clear_session()
+    x = keras.Input(shape=(4,))
+    inner = keras.Model(x, keras.layers.Dense(3, name="d")(x), name="inner")
+    a, b = keras.Input(shape=(4,), name="a"), keras.Input(shape=(4,), name="b")
+    model = keras.Model([a, b], [inner(a), inner(b)], name="outer")
+    with open(os.path.join(OUT, "nested_functional.json"), "w") as f:
+        f.write(model.to_json())
 
 
 def under_mixed_bfloat16(make_model):
@@ -592,6 +606,8 @@ def main():
     parity(train, batchnorm_model, "parity_batchnorm", save_model=True)
     if not ONLY or ONLY == "parity_batchnorm":
         write_synchronized_batchnorm_config()
+    if not ONLY or ONLY == "nested_functional":
+        write_nested_functional_config()
     parity(train, mobile_model, "parity_mobile", save_model=True)
     parity(train, lambda: convnext_model(train[0][:1024]), "parity_convnext", save_model=True)
     parity(train, regularized_model, "parity_regularized")
@@ -607,6 +623,8 @@ def main():
     parity(train, under_mixed_bfloat16(recipe_model), "parity_mixed_bfloat16")
     # conv_stack_model's pooling, tanh and sigmoid in bfloat16.
     parity(train, under_mixed_bfloat16(conv_stack_model), "parity_mixed_bfloat16_conv_stack", save_model=True)
+    if ONLY and not os.path.exists(os.path.join(OUT, ONLY)) and not os.path.exists(os.path.join(OUT, ONLY + ".json")):
+        raise SystemExit(f"--only {ONLY}: no parity fixture has that name")
     if not args.skip_curve and not args.only:
         curve(train, test)
 

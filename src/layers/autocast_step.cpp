@@ -41,7 +41,6 @@ AutocastStep::AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Sh
     if (input.converts_gradient) scratch_bytes_ += bytes_of(input_shapes[k], inner);
   }
   output_.converts = output_dtype != step_->output_dtype();
-  output_.converts_gradient = output_.converts;
   if (output_.converts) scratch_bytes_ += 2 * bytes_of(output_shape, step_->output_dtype());
 }
 

@@ -86,7 +86,9 @@ std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const Compi
   return std::make_unique<WeightedStep<Conv2DKernel>>(
       activation_, g.batch * g.out_height * g.out_width, g.out_channels, weights(), options.compute_dtype,
       [&](kernels::Activation fused, DType dtype) {
-        return Conv2DKernel(g, fused, options_.use_bias, layout.native_desc(), options.need_input_gradient, dtype);
+        return Conv2DKernel(g, fused, options_.use_bias, layout.native_desc(), options.need_input_gradient, dtype,
+                            false, options.need_weight_gradients ? Conv2DKernel::WeightGradients::fastest
+                                                                 : Conv2DKernel::WeightGradients::bfloat16);
       });
 }
 

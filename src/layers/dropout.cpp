@@ -103,8 +103,7 @@ Dropout::Dropout(float rate, std::optional<uint64_t> seed, const std::string& na
 }
 
 std::unique_ptr<LayerStep> Dropout::compile(const Shape& input_shape, const CompileOptions& options) {
-  const uint64_t key = Random::stream_key(seed_.value_or(Random::seed_from(name())),
-                                         {uint64_t(options.worker), uint64_t(options.replica), uint64_t(input_shape[0])});
+  const uint64_t key = options.stream_key(seed_.value_or(Random::seed_from(name())), input_shape[0]);
   if (noise_shape_.empty()) return std::make_unique<DropoutStep>(rate_, key, input_shape, input_shape, options.compute_dtype);
   check_argument(int64_t(noise_shape_.size()) == input_shape.rank(),
                  "Dropout '" + name() + "': noise_shape has " + std::to_string(noise_shape_.size()) +

@@ -28,6 +28,8 @@ class CrossReplicaSum;
 struct CompileOptions {
   /// False for the first layers of a model, whose input needs no gradient.
   bool need_input_gradient = true;
+  /// False where no weight gradient is wanted: inference, a frozen layer.
+  bool need_weight_gradients = true;
   /// The dtype the layer computes in (its policy's); a step that computes in another says so
   /// in LayerStep::compute_dtype and the model converts around it.
   DType compute_dtype = DType::float32;
@@ -35,9 +37,19 @@ struct CompileOptions {
   /// seeded with them, so no two replicas draw the same masks.
   int worker = 0;
   int replica = 0;
+  /// Which call of its layer the step is (a shared layer has several): random streams differ
+  /// per call too, as Keras draws each call's anew.
+  int call = 0;
   /// Sums over the replicas of a step while it runs (a synchronized BatchNormalization's
   /// statistics); null outside a model's training step.
   distribute::CrossReplicaSum* cross_replica = nullptr;
+
+  /// The key of a random layer's stream for these options and a batch of `batch`: from its
+  /// seed, the worker, the replica, the batch size and the call.
+  uint64_t stream_key(uint64_t seed, int64_t batch) const {
+    const uint64_t key = Random::stream_key(seed, {uint64_t(worker), uint64_t(replica), uint64_t(batch)});
+    return call == 0 ? key : Random::stream_key(key, {uint64_t(call)});
+  }
 };
 
 /// A layer compiled for fixed input shapes (batch included). Replicas each compile their own,

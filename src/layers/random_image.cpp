@@ -68,8 +68,7 @@ Shape RandomImageLayer::compute_output_shape(const Shape& input_shape) const {
 
 std::unique_ptr<LayerStep> RandomImageLayer::compile(const Shape& input_shape, const CompileOptions& options) {
   compute_output_shape(input_shape);
-  const uint64_t key = Random::stream_key(seed_.value_or(Random::seed_from(name())), {uint64_t(options.worker), uint64_t(options.replica),
-                                                                 uint64_t(input_shape[0])});
+  const uint64_t key = options.stream_key(seed_.value_or(Random::seed_from(name())), input_shape[0]);
   return std::make_unique<RandomImageStep>(*this, input_shape, key);
 }
 

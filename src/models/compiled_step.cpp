@@ -45,13 +45,16 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   // weights when a step with weights lies on its way from the inputs: only those tensors need
   // gradients.
   std::vector<bool> depends(tensor_count, false);
+  std::map<const Layer*, int> calls_of;  // calls compiled so far, per layer
   for (size_t n = 0; n < graph.nodes().size();) {
     const graph::Node& node = graph.nodes()[n];
     bool input_depends = false;
     for (int input : node.inputs) input_depends = input_depends || depends[size_t(input)];
     const DType compute = compute_dtype(node.layer->dtype_policy());
-    CompileOptions options{.need_input_gradient = training && input_depends, .compute_dtype = compute,
-                           .worker = worker, .replica = replica, .cross_replica = cross_replica};
+    CompileOptions options{.need_input_gradient = training && input_depends,
+                           .need_weight_gradients = training && !node.layer->trainable_weights().empty(),
+                           .compute_dtype = compute, .worker = worker, .replica = replica,
+                           .call = calls_of[node.layer], .cross_replica = cross_replica};
     kernels::onednn::CompilingLayer naming(node.layer->name());
     std::vector<Shape> input_shapes;
     for (int input : node.inputs) input_shapes.push_back(shape_of(input));
@@ -68,6 +71,7 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     bool has_weights = false;  // trainable ones: a frozen layer learns nothing
     for (size_t k = n; k < n + covered; ++k) {
       step.layers.push_back(graph.nodes()[k].layer);
+      ++calls_of[graph.nodes()[k].layer];
       has_weights = has_weights || !step.layers.back()->trainable_weights().empty();
     }
     step.output = graph.nodes()[n + covered - 1].output;

@@ -72,8 +72,8 @@ class CompiledStep {
   /// The sum of the activity regularizers' penalties on this step's outputs (after forward),
   /// not yet divided by the batch: Keras adds it, over the batch size, to the loss.
   double activity_penalty() const;
-  /// One per trainable weight of the steps' layers, in step order, in the weights' native
-  /// layouts.
+  /// One per trainable weight, in the order of each layer's first call (Model's
+  /// trainable_weights()), in the weights' native layouts; a shared layer's sums its calls'.
   std::vector<Tensor>& weight_gradients() { return weight_gradients_; }
   /// All of them as one flat array (with zero padding between them).
   Tensor& weight_gradient_buffer() { return weight_gradient_buffer_; }

@@ -27,6 +27,10 @@ struct TensorReference {
 
 json history(const TensorReference& tensor) { return json::array({tensor.layer, tensor.call, 0}); }
 
+/// Keras 3 counts a nested Functional model's calls from 1 in output_layers (its own graph is
+/// its call 0 there) but from 0 in inbound_nodes; a nested Sequential's from 0 in both.
+bool counts_calls_from_one(const std::string& class_name) { return class_name == "Functional" || class_name == "Model"; }
+
 json batch_shape(const Shape& sample_shape) {
   json dims = json::array({nullptr});
   for (int64_t dim : sample_shape.dims()) dims.push_back(dim);
@@ -170,7 +174,7 @@ Functional::Functional(const std::vector<KerasTensor>& inputs, const std::vector
   std::map<const void*, int> tensor_ids;
   for (const KerasTensor& input : inputs) {
     check_argument(input.is_input(), "the model's inputs must be layers::Input tensors; '" +
-                                         input.layer()->name() + "' is the output of a layer");
+                                         input.caller_name() + "' is the output of a layer");
     tensor_ids[input.identity()] = graph.add_input(input.shape(), input.layer()->name());
   }
   // Each layer call after the calls it reads: a depth-first walk back from the outputs. A
@@ -239,7 +243,12 @@ json Functional::to_config() const {
   }
   std::vector<TensorReference> inputs, outputs;
   for (int input : graph.inputs()) inputs.push_back(tensor_reference[size_t(input)]);
-  for (int output : graph.outputs()) outputs.push_back(tensor_reference[size_t(output)]);
+  for (int output : graph.outputs()) {
+    TensorReference reference = tensor_reference[size_t(output)];
+    const Member& maker = std::find_if(calls().begin(), calls().end(), [&](const Call& call) { return call.output == output; })->member;
+    if (maker.model && counts_calls_from_one(maker.class_name())) ++reference.call;
+    outputs.push_back(reference);
+  }
   return {{"class_name", "Functional"},
           {"config", {{"name", name()}, {"trainable", true}, {"layers", layers},
                       {"input_layers", histories(inputs)}, {"output_layers", histories(outputs)}}}};
@@ -270,6 +279,7 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
   };
   std::vector<Pending> pending;
   std::map<std::string, size_t> call_counts;
+  std::map<std::string, std::string> class_of;
   for (const json& entry : config.at("layers")) {
     check_argument(entry.is_object() && entry.contains("config"), "a layer of the model config is malformed: " +
                                                                       entry.dump().substr(0, 200));
@@ -279,6 +289,7 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
     std::vector<std::vector<TensorReference>> layer_calls = inbound_calls(entry, name);
     if (layer_calls.empty()) layer_calls.emplace_back();  // an InputLayer, or a layer called on nothing
     call_counts[name] = layer_calls.size();
+    class_of[name] = entry.value("class_name", "");
     for (size_t k = 0; k < layer_calls.size(); ++k) pending.push_back({name, &entry, int(k), std::move(layer_calls[k])});
   }
   for (const Pending& call : pending) {
@@ -343,7 +354,8 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
                  "the model config lists " + std::to_string(input_names.size()) + " input layers but defines " +
                      std::to_string(graph.inputs().size()) + " InputLayers");
   std::vector<int> outputs;
-  for (const TensorReference& output : output_tensors) {
+  for (TensorReference output : output_tensors) {
+    if (counts_calls_from_one(class_of[output.layer]) && output.call > 0) --output.call;
     check_argument(tensor_of.count(output) == 1, "output layer " + output.to_string() + " is not in the model config");
     outputs.push_back(tensor_of.at(output));
   }

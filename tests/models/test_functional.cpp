@@ -3,15 +3,19 @@
 // that cannot be a model.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "core/error.h"
 #include "core/random.h"
 #include "layers/conv2d.h"
 #include "layers/dense.h"
+#include "layers/dropout.h"
 #include "layers/flatten.h"
 #include "layers/global_pooling.h"
 #include "layers/input.h"
 #include "layers/merge.h"
 #include "layers/reshape.h"
+#include "io/model_file.h"
 #include "losses/crossentropy.h"
 #include "models/functional.h"
 #include "models/sequential.h"
@@ -154,7 +158,7 @@ std::unique_ptr<models::Functional> shared_layers_model() {
 TEST(Functional, SharedLayersLearnFromEveryCall) {
   reset_layer_names();
   auto model = shared_layers_model();
-  // Each shared layer once: conv2d, embed, refine, dense; their weights once.
+  // Each layer once (conv2d, flatten, embed and refine are called twice), its weights once.
   ASSERT_EQ(model->layers().size(), 7u);
   std::vector<Variable*> weights = model->weights();
   ASSERT_EQ(weights.size(), 8u);
@@ -192,6 +196,44 @@ TEST(Functional, SharedLayersLearnFromEveryCall) {
     EXPECT_NE(summary.find(expected), std::string::npos) << expected << "\n" << summary;
   }
   EXPECT_EQ(summary.find("embed (Dense)"), summary.rfind("embed (Dense)")) << summary;
+}
+
+TEST(Functional, ASharedDropoutDrawsEachCallsMask) {
+  // Keras draws a new mask at each call: the two calls of one Dropout on one tensor differ.
+  auto input = layers::Input({64});
+  auto dropout = make<layers::Dropout>(0.5f);
+  models::Functional model(input, (*make<layers::Subtract>())({(*dropout)(input), (*dropout)(input)}));
+  models::CompiledStep& step = model.compiled_step(4, false);
+  for (float& value : step.input(0).values<float>()) value = 1.0f;
+  step.forward(true);
+  int64_t differing = 0;
+  for (float value : step.output(0).values<float>()) differing += value != 0.0f;
+  EXPECT_GT(differing, 64) << "of 256";  // about half of the elements
+}
+
+TEST(Functional, ANestedFunctionalCalledTwiceGivesBothOutputs) {
+  // Keras' file (tools/make_keras_fixtures.py): output_layers count the nested Functional's
+  // calls from 1, inbound_nodes from 0; written back the same way.
+  auto model = io::load_model_json(testing::fixture_path("keras/nested_functional.json"));
+  ASSERT_EQ(model->num_outputs(), 2u);
+  ASSERT_EQ(model->weights().size(), 2u);
+  model->weights()[1]->assign(random_tensor({3}, 3));
+  const Tensor a = random_tensor({2, 4}, 1), b = random_tensor({2, 4}, 2);
+  const std::vector<Tensor> outputs = model->predict(models::Inputs{a, b});
+  const Tensor kernel = model->weights()[0]->read(), bias = model->weights()[1]->read();
+  for (size_t k = 0; k < 2; ++k) {
+    const Tensor& x = k == 0 ? a : b;
+    for (int64_t row = 0; row < 2; ++row) {
+      for (int64_t unit = 0; unit < 3; ++unit) {
+        double expected = bias.data<float>()[unit];
+        for (int64_t i = 0; i < 4; ++i) expected += x.data<float>()[row * 4 + i] * kernel.data<float>()[i * 3 + unit];
+        EXPECT_NEAR(outputs[k].data<float>()[row * 3 + unit], expected, 1e-5) << "output " << k;
+      }
+    }
+  }
+  std::ifstream file(testing::fixture_path("keras/nested_functional.json"));
+  const nlohmann::json keras = nlohmann::json::parse(file);
+  EXPECT_EQ(model->to_config()["config"]["output_layers"], keras["config"]["output_layers"]);
 }
 
 TEST(Functional, KerasTwoConfigOfASharedLayer) {

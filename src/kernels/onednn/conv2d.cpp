@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,6 +50,30 @@ dnnl::convolution_forward::desc forward_desc(const ConvDescs& d, const memory::d
   }
   return {prop_kind::forward_training, algorithm::convolution_direct, d.src, weights, d.dst,
           d.strides, d.dilates, d.padding_left, d.padding_right};
+}
+
+/// Seconds `run` takes its second time (the first pays for first touches).
+template <typename Run>
+double seconds_of(const Run& run) {
+  run();
+  const auto start = std::chrono::steady_clock::now();
+  run();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// decide() for the first convolution of geometry `g` in this process, its answer for the
+/// others; one decision at a time (a timing runs alone).
+bool decided_once(const WindowGeometry& g, const std::function<bool()>& decide) {
+  static std::mutex mutex;
+  static std::map<std::vector<int64_t>, bool> decided;
+  const std::vector<int64_t> key = {g.batch, g.in_height, g.in_width, g.in_channels, g.out_channels,
+                                    g.window_height, g.window_width, g.stride_height, g.stride_width,
+                                    g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, g.dilation_height,
+                                    g.dilation_width, g.groups};
+  std::lock_guard lock(mutex);
+  auto found = decided.find(key);
+  if (found != decided.end()) return found->second;
+  return decided[key] = decide();
 }
 
 }  // namespace
@@ -119,8 +146,9 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
     // A first layer over few input channels: oneDNN's bfloat16 backward-weights is several
     // times slower than its float32 one on some (1->32 3x3 stride 2, 1->6 5x5) and not on
     // others (1->32 3x3 'same'). Both read the same bfloat16 values and sum in float32, so the
-    // faster, its conversions to float32 counted, is timed once here and kept. Measured: 2-4x
-    // on strided_avgpool's and lenet5's first layers, within 10% on vgg_stack's.
+    // faster, its conversions to float32 counted, is timed once per process and geometry (every
+    // replica and call then computes alike). Measured: 2-4x on strided_avgpool's and lenet5's
+    // first layers, within 10% on vgg_stack's.
     const ConvDescs float_descs = conv_descs(g);
     dnnl::convolution_forward::primitive_desc float_forward(
         forward_desc(float_descs, float_descs.any_weights, use_bias), engine());
@@ -129,29 +157,24 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
     float_diff_dst_ = allocate_aligned(float_descs.dst.get_size());
     bool in_float32 = weight_gradients == WeightGradients::float32;
     if (weight_gradients == WeightGradients::fastest) {
-      auto src = allocate_aligned(d.src.get_size()), diff_dst = allocate_aligned(d.dst.get_size());
-      auto gradients = allocate_aligned(std::max(backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
-                                                 in_float.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size()));
-      auto scratch = allocate_aligned(std::max(backward_weights_.scratchpad_bytes(), in_float.scratchpad_bytes()));
-      auto seconds = [](const auto& run) {
-        run();  // the first run pays for first touches
-        const auto start = std::chrono::steady_clock::now();
-        run();
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      };
-      const double bfloat16_seconds = seconds([&] {
-        backward_weights_.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get());
+      in_float32 = decided_once(g, [&] {
+        auto src = allocate_aligned(d.src.get_size()), diff_dst = allocate_aligned(d.dst.get_size());
+        auto gradients = allocate_aligned(std::max(backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
+                                                   in_float.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size()));
+        auto scratch = allocate_aligned(std::max(backward_weights_.scratchpad_bytes(), in_float.scratchpad_bytes()));
+        const double bfloat16_seconds = seconds_of([&] {
+          backward_weights_.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get());
+        });
+        const double float_seconds = seconds_of([&] {
+          kernels::to_float(reinterpret_cast<const bfloat16*>(src.get()), reinterpret_cast<float*>(float_src_.get()),
+                            int64_t(d.src.get_size() / sizeof(bfloat16)));
+          kernels::to_float(reinterpret_cast<const bfloat16*>(diff_dst.get()),
+                            reinterpret_cast<float*>(float_diff_dst_.get()), rows_ * channels_);
+          in_float.execute({float_src_.get(), float_diff_dst_.get(), gradients.get()}, scratch.get());
+        });
+        // Only a clear win: close timings (1->32 3x3 'same') would pick either way by noise.
+        return float_seconds < 0.75 * bfloat16_seconds;
       });
-      const double float_seconds = seconds([&] {
-        kernels::to_float(reinterpret_cast<const bfloat16*>(src.get()), reinterpret_cast<float*>(float_src_.get()),
-                          int64_t(d.src.get_size() / sizeof(bfloat16)));
-        kernels::to_float(reinterpret_cast<const bfloat16*>(diff_dst.get()),
-                          reinterpret_cast<float*>(float_diff_dst_.get()), rows_ * channels_);
-        in_float.execute({float_src_.get(), float_diff_dst_.get(), gradients.get()}, scratch.get());
-      });
-      // Only a clear win: close timings (1->32 3x3 'same') would pick either way by noise,
-      // and replicas or runs would then round their gradients differently.
-      in_float32 = float_seconds < 0.75 * bfloat16_seconds;
     }
     if (in_float32) {
       backward_weights_ = std::move(in_float);
@@ -186,7 +209,7 @@ std::vector<std::string> Conv2DKernel::implementations() const {
   if (!backward_data_.empty()) {
     names.push_back("backward-data " + with_reorder(backward_data_, backward_data_weights_));
   }
-  names.push_back("backward-weights " + backward_weights_.implementation() + (float_src_ ? " (float32, faster here)" : ""));
+  names.push_back("backward-weights " + backward_weights_.implementation() + (float_src_ ? " (float32)" : ""));
   return names;
 }
 

@@ -14,6 +14,11 @@ namespace tenfold::kernels::onednn {
 
 class Conv2DKernel {
  public:
+  /// How a bfloat16 first layer over few channels (a reduction below 64) computes its weight
+  /// gradient: oneDNN's bfloat16 or float32 kernel on the same values; `fastest` times both
+  /// once per process and geometry.
+  enum class WeightGradients { fastest, bfloat16, float32 };
+
   /// The weight layout oneDNN runs fastest with for this geometry.
   static memory::desc preferred_weights_desc(const WindowGeometry& g);
   /// Keras' layout of the same weights: [KH, KW, in, filters].
@@ -24,12 +29,8 @@ class Conv2DKernel {
   /// layer, whose input needs no gradient. `dtype` is the activations' and their gradients'
   /// (float32 or bfloat16); weights, bias and their gradients are float32 either way. With
   /// `bfloat16_weights` a float32 kernel reads its weights rounded to bfloat16 (it stands in
-  /// for a bfloat16 one).
-  /// How a bfloat16 first layer over few channels (a reduction below 64) computes its weight
-  /// gradient: oneDNN's bfloat16 or float32 kernel on the same values, `fastest` timing both
-  /// once here (the others are for tests).
-  enum class WeightGradients { fastest, bfloat16, float32 };
-
+  /// for a bfloat16 one). Pass WeightGradients::bfloat16 where no weight gradient is wanted
+  /// (inference, a frozen layer): nothing is timed.
   Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                const memory::desc& stored_weights, bool need_diff_src, DType dtype = DType::float32,
                bool bfloat16_weights = false, WeightGradients weight_gradients = WeightGradients::fastest);

@@ -25,7 +25,11 @@ TEST(MemoryCheck, MeasuredLinePredictsALargeBatch) {
     models::CompiledStep training(model->graph(), batch, true);
     models::CompiledStep evaluation(model->graph(), batch, false);
     double actual = double(allocated_bytes() - before);
-    EXPECT_NEAR(replica.bytes(batch), actual, 0.02 * actual) << "batch " << batch;
+    // Never short by more than 2% (the check would admit what does not fit); over by up to 5%,
+    // since a large batch can get leaner oneDNN scratchpads than the measured 64 and 128 (on an
+    // AMD EPYC, 2 MiB L2: +2.6% at 1000).
+    EXPECT_GE(replica.bytes(batch), 0.98 * actual) << "batch " << batch;
+    EXPECT_LE(replica.bytes(batch), 1.05 * actual) << "batch " << batch;
   }
 }
 

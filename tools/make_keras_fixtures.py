@@ -344,13 +344,18 @@ def two_inputs_batch(directory, x, y):
     return [x, meta], y
 
 
-def nested_model():
-    inner = keras.Sequential([
-        keras.Input(shape=(28, 28, 1)),
+def small_encoder(input_shape, name):
+    """A Sequential used as a layer: Conv2D 4 3x3 relu, 2x2 max pooling, Flatten."""
+    return keras.Sequential([
+        keras.Input(shape=input_shape),
         keras.layers.Conv2D(4, 3, activation="relu"),
         keras.layers.MaxPooling2D(),
         keras.layers.Flatten(),
-    ], name="features")
+    ], name=name)
+
+
+def nested_model():
+    inner = small_encoder((28, 28, 1), "features")
     inputs = keras.Input(shape=(28, 28, 1))
     h = inner(inputs)
     h = keras.layers.Dense(16, activation="relu")(h)
@@ -362,12 +367,7 @@ def shared_model():
     inputs = keras.Input(shape=(28, 28, 1))
     top = keras.layers.Cropping2D(((0, 14), (0, 0)))(inputs)
     bottom = keras.layers.Cropping2D(((14, 0), (0, 0)))(inputs)
-    encoder = keras.Sequential([
-        keras.Input(shape=(14, 28, 1)),
-        keras.layers.Conv2D(4, 3, activation="relu"),
-        keras.layers.MaxPooling2D(),
-        keras.layers.Flatten(),
-    ], name="encoder")
+    encoder = small_encoder((14, 28, 1), "encoder")
     embed = keras.layers.Dense(16, activation="relu", name="embed")
     a = embed(encoder(top))
     b = embed(encoder(bottom))

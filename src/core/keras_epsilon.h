@@ -5,5 +5,7 @@
 namespace tenfold {
 
 inline constexpr float keras_epsilon = 1e-7f;
+/// The same value widened, for losses computed in double.
+inline constexpr double keras_epsilon_in_double = keras_epsilon;
 
 }  // namespace tenfold

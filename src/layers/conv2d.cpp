@@ -12,10 +12,6 @@ namespace {
 using kernels::onednn::Conv2DKernel;
 using kernels::onednn::OnednnWeightLayout;
 
-// NOTE: oneDNN picks the weight layout for a representative batch once, at build; every
-// batch size then runs with that layout.
-constexpr int64_t layout_batch = 256;
-
 }  // namespace
 
 Conv2D::Conv2D(const Conv2DOptions& options) : Conv2D(options, 0) {}
@@ -65,7 +61,7 @@ Shape Conv2D::compute_output_shape(const Shape& input_shape) const {
 }
 
 void Conv2D::build_weights(const Shape& input_shape, Random& random) {
-  kernels::WindowGeometry g = geometry(input_shape.with_batch(layout_batch));
+  kernels::WindowGeometry g = geometry(input_shape.with_batch(kernels::onednn::weight_layout_batch));
   kernel_layout_ = std::make_shared<OnednnWeightLayout>(Conv2DKernel::keras_weights_desc(g),
                                                         Conv2DKernel::preferred_weights_desc(g));
   add_weight("kernel", keras_kernel_shape(g), options_.kernel_initializer, random, kernel_layout_);

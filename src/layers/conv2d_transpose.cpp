@@ -13,9 +13,6 @@ using kernels::onednn::Conv2DKernel;
 using kernels::onednn::Conv2DTransposeKernel;
 using kernels::onednn::OnednnWeightLayout;
 
-// As Conv2D: oneDNN picks the weight layout for a representative batch once, at build.
-constexpr int64_t layout_batch = 256;
-
 }  // namespace
 
 Conv2DTranspose::Conv2DTranspose(const Conv2DOptions& options)
@@ -52,7 +49,7 @@ Shape Conv2DTranspose::compute_output_shape(const Shape& input_shape) const {
 }
 
 void Conv2DTranspose::build_weights(const Shape& input_shape, Random& random) {
-  const kernels::WindowGeometry g = mirrored_geometry(input_shape.with_batch(layout_batch));
+  const kernels::WindowGeometry g = mirrored_geometry(input_shape.with_batch(kernels::onednn::weight_layout_batch));
   kernel_layout_ = std::make_shared<OnednnWeightLayout>(Conv2DKernel::keras_weights_desc(g),
                                                         Conv2DKernel::preferred_weights_desc(g));
   add_weight("kernel", {g.window_height, g.window_width, g.in_channels, g.out_channels}, options_.kernel_initializer,

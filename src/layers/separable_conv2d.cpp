@@ -12,9 +12,6 @@ namespace {
 using kernels::onednn::Conv2DKernel;
 using kernels::onednn::OnednnWeightLayout;
 
-// As Conv2D: oneDNN picks the weight layouts for a representative batch once, at build.
-constexpr int64_t layout_batch = 256;
-
 /// The two convolutions in turn, the depthwise output kept for backward.
 class SeparableStep : public LayerStep {
  public:
@@ -82,7 +79,7 @@ Shape SeparableConv2D::compute_output_shape(const Shape& input_shape) const {
 }
 
 void SeparableConv2D::build_weights(const Shape& input_shape, Random& random) {
-  const Shape shape = input_shape.with_batch(layout_batch);
+  const Shape shape = input_shape.with_batch(kernels::onednn::weight_layout_batch);
   const kernels::WindowGeometry d = depthwise_geometry(shape), p = pointwise_geometry(shape);
   depthwise_layout_ = std::make_shared<OnednnWeightLayout>(Conv2DKernel::keras_weights_desc(d),
                                                            Conv2DKernel::preferred_weights_desc(d));

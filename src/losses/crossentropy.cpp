@@ -11,9 +11,6 @@ namespace tenfold::losses {
 
 namespace {
 
-// Probabilities are clipped to [epsilon, 1 - epsilon], as Keras does.
-constexpr float epsilon = keras_epsilon;
-
 struct Rows {
   int64_t count, classes;
 };
@@ -109,13 +106,13 @@ double SparseCategoricalCrossentropy::compute(const Tensor& y_pred, const Tensor
     // As Keras on TensorFlow: clip, then a softmax crossentropy of log(p), which renormalises:
     // loss = -log(q_label / sum(q)), q = clip(p).
     double sum = 0;
-    for (int64_t c = 0; c < rows.classes; ++c) sum += std::clamp(p[c], epsilon, 1 - epsilon);
-    double q_label = std::clamp(p[label], epsilon, 1 - epsilon);
+    for (int64_t c = 0; c < rows.classes; ++c) sum += std::clamp(p[c], keras_epsilon, 1 - keras_epsilon);
+    double q_label = std::clamp(p[label], keras_epsilon, 1 - keras_epsilon);
     total += -std::log(q_label / sum);
     if (g) {
       for (int64_t c = 0; c < rows.classes; ++c) {
-        bool clipped = p[c] < epsilon || p[c] > 1 - epsilon;
-        double q = std::clamp(p[c], epsilon, 1 - epsilon);
+        bool clipped = p[c] < keras_epsilon || p[c] > 1 - keras_epsilon;
+        double q = std::clamp(p[c], keras_epsilon, 1 - keras_epsilon);
         double d = 1.0 / sum - (c == label ? 1.0 / q : 0.0);
         g[c] = clipped ? 0.0f : float(d * scale);
       }
@@ -169,7 +166,7 @@ double CategoricalCrossentropy::compute(const Tensor& y_pred, const Tensor& y_tr
     double unclipped_target_sum = 0;  // the gradient flows through unclipped classes only
     for (int64_t c = 0; c < rows.classes; ++c) {
       double normalised = p[c] / sum;
-      double q = std::clamp(normalised, double(epsilon), double(1 - epsilon));
+      double q = std::clamp(normalised, double(keras_epsilon), double(1 - keras_epsilon));
       total += -t[size_t(c)] * std::log(q);
       if (normalised == q) unclipped_target_sum += t[size_t(c)];
     }
@@ -177,7 +174,7 @@ double CategoricalCrossentropy::compute(const Tensor& y_pred, const Tensor& y_tr
       // d/dp_c of -sum_k t_k log(p_k / S), through unclipped k only.
       for (int64_t c = 0; c < rows.classes; ++c) {
         double normalised = p[c] / sum;
-        double q = std::clamp(normalised, double(epsilon), double(1 - epsilon));
+        double q = std::clamp(normalised, double(keras_epsilon), double(1 - keras_epsilon));
         double direct = normalised == q ? -t[size_t(c)] / p[c] : 0.0;
         g[c] = float((direct + unclipped_target_sum / sum) * scale);
       }

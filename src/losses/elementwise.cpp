@@ -11,8 +11,6 @@ namespace tenfold::losses {
 
 namespace {
 
-constexpr double epsilon = double(keras_epsilon);
-
 double sign(double x) { return double((x > 0) - (x < 0)); }
 
 double target_at(const Tensor& y_true, int64_t i) {
@@ -21,7 +19,7 @@ double target_at(const Tensor& y_true, int64_t i) {
 
 /// -(t log c + (1 - t) log(1 - c)) of the clipped probability, and its derivative in p.
 std::pair<double, double> crossentropy_of_probability(double p, double t) {
-  const double c = std::clamp(p, epsilon, 1 - epsilon);
+  const double c = std::clamp(p, keras_epsilon_in_double, 1 - keras_epsilon_in_double);
   const double value = -(t * std::log(c) + (1 - t) * std::log(1 - c));
   return {value, c == p ? -(t / c - (1 - t) / (1 - c)) : 0.0};
 }
@@ -61,13 +59,13 @@ std::pair<double, double> MeanAbsoluteError::term(double p, double t) const {
 }
 
 std::pair<double, double> MeanAbsolutePercentageError::term(double p, double t) const {
-  const double denominator = std::max(std::abs(t), epsilon);
+  const double denominator = std::max(std::abs(t), keras_epsilon_in_double);
   return {100 * std::abs(p - t) / denominator, 100 * sign(p - t) / denominator};
 }
 
 std::pair<double, double> MeanSquaredLogarithmicError::term(double p, double t) const {
-  const double q = std::max(p, epsilon);
-  const double difference = std::log(q + 1) - std::log(std::max(t, epsilon) + 1);
+  const double q = std::max(p, keras_epsilon_in_double);
+  const double difference = std::log(q + 1) - std::log(std::max(t, keras_epsilon_in_double) + 1);
   return {difference * difference, q == p ? 2 * difference / (q + 1) : 0.0};
 }
 
@@ -146,7 +144,7 @@ std::pair<double, double> BinaryFocalCrossentropy::term(double z, double t) cons
 }
 
 std::pair<double, double> Poisson::term(double p, double t) const {
-  return {p - t * std::log(p + epsilon), 1 - t / (p + epsilon)};
+  return {p - t * std::log(p + keras_epsilon_in_double), 1 - t / (p + keras_epsilon_in_double)};
 }
 
 std::pair<double, double> Hinge::term(double p, double t) const {

@@ -11,8 +11,6 @@ namespace tenfold::losses {
 
 namespace {
 
-constexpr double epsilon = double(keras_epsilon);
-
 }  // namespace
 
 double RowLoss::compute(const Tensor& y_pred, const Tensor& y_true, bool, double mean_over,
@@ -37,7 +35,7 @@ double RowLoss::compute(const Tensor& y_pred, const Tensor& y_true, bool, double
 double KLDivergence::row(const float* p, const float* t, int64_t n, double* d) const {
   double total = 0;
   for (int64_t c = 0; c < n; ++c) {
-    const double tc = std::clamp(double(t[c]), epsilon, 1.0), pc = std::clamp(double(p[c]), epsilon, 1.0);
+    const double tc = std::clamp(double(t[c]), keras_epsilon_in_double, 1.0), pc = std::clamp(double(p[c]), keras_epsilon_in_double, 1.0);
     total += tc * std::log(tc / pc);
     d[c] = pc == double(p[c]) ? -tc / pc : 0.0;
   }
@@ -70,10 +68,10 @@ double CosineSimilarity::row(const float* p, const float* t, int64_t n, double* 
     t_norm += double(t[c]) * t[c];
     dot += double(p[c]) * t[c];
   }
-  p_norm = std::max(std::sqrt(p_norm), epsilon);
-  t_norm = std::max(std::sqrt(t_norm), epsilon);
+  p_norm = std::max(std::sqrt(p_norm), keras_epsilon_in_double);
+  t_norm = std::max(std::sqrt(t_norm), keras_epsilon_in_double);
   const double cosine = dot / (p_norm * t_norm);
-  const bool scaled = p_norm > epsilon;  // below eps the norm is a constant
+  const bool scaled = p_norm > keras_epsilon_in_double;  // below eps the norm is a constant
   for (int64_t c = 0; c < n; ++c) {
     const double along = scaled ? cosine * p[c] / p_norm : 0.0;
     d[c] = -(double(t[c]) / t_norm - along) / p_norm;

@@ -139,22 +139,16 @@ void check_inputs_connected(const graph::Graph& graph, const std::string& model)
   }
 }
 
-/// Adds the nodes of `inner`, a model called as layer `name` on tensors `inputs`, to `graph`
+/// Adds the nodes of `inner`, a model called as a layer on tensors `inputs`, to `graph`
 /// (its layers to `layers`); returns the tensor of its output.
-int inline_model(const Model& inner, const std::string& name, const std::vector<int>& inputs, graph::Graph& graph,
+int inline_model(const Model& inner, const std::vector<int>& inputs, graph::Graph& graph,
                  std::vector<std::shared_ptr<Layer>>& layers) {
   const graph::Graph& nodes = inner.graph();
-  check_argument(inputs.size() == nodes.inputs().size() && nodes.outputs().size() == 1,
-                 "model '" + name + "' used as a layer must take the tensors it is called on (" +
-                     std::to_string(inputs.size()) + ") and give one output");
+  std::vector<Shape> shapes;
+  for (int input : inputs) shapes.push_back(graph.sample_shape(input));
+  inner.check_call(shapes);
   std::map<int, int> outer;  // inner tensor -> outer tensor
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    check_argument(graph.sample_shape(inputs[i]) == nodes.sample_shape(nodes.inputs()[i]),
-                   "model '" + name + "' takes inputs " +
-                       nodes.sample_shape(nodes.inputs()[i]).with_leading(0).to_string(true) +
-                       " but is called on a tensor " + graph.sample_shape(inputs[i]).with_leading(0).to_string(true));
-    outer[nodes.inputs()[i]] = inputs[i];
-  }
+  for (size_t i = 0; i < inputs.size(); ++i) outer[nodes.inputs()[i]] = inputs[i];
   for (const graph::Node& node : nodes.nodes()) {
     std::vector<int> node_inputs;
     for (int input : node.inputs) node_inputs.push_back(outer.at(input));
@@ -190,7 +184,7 @@ Functional::Functional(const std::vector<KerasTensor>& inputs, const std::vector
     for (const KerasTensor& input : tensor.inputs()) input_ids.push_back(self(self, input));
     int id = -1;
     if (tensor.model()) {
-      id = inline_model(*tensor.model(), tensor.caller_name(), input_ids, graph, layers);
+      id = inline_model(*tensor.model(), input_ids, graph, layers);
     } else {
       layers.push_back(tensor.layer());
       id = graph.add_node(*tensor.layer(), input_ids);
@@ -210,6 +204,7 @@ json Functional::to_config() const {
   const graph::Graph& graph = this->graph();
   json layers = json::array();
   std::vector<TensorReference> tensor_reference(size_t(graph.num_tensors()));
+  std::vector<const Member*> maker(size_t(graph.num_tensors()), nullptr);  // null for an input
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const int input = graph.inputs()[i];
     const std::string& name = graph.input_names()[i];
@@ -231,6 +226,7 @@ json Functional::to_config() const {
     }
     json& inbound_nodes = layers[found->second]["inbound_nodes"];
     tensor_reference[size_t(call.output)] = {name, int(inbound_nodes.size())};
+    maker[size_t(call.output)] = &call.member;
     json arguments = json::array();
     for (int input : call.inputs) {
       arguments.push_back({{"class_name", "__keras_tensor__"},
@@ -245,8 +241,8 @@ json Functional::to_config() const {
   for (int input : graph.inputs()) inputs.push_back(tensor_reference[size_t(input)]);
   for (int output : graph.outputs()) {
     TensorReference reference = tensor_reference[size_t(output)];
-    const Member& maker = std::find_if(calls().begin(), calls().end(), [&](const Call& call) { return call.output == output; })->member;
-    if (maker.model && counts_calls_from_one(maker.class_name())) ++reference.call;
+    const Member* made_by = maker[size_t(output)];
+    if (made_by && made_by->model && counts_calls_from_one(made_by->class_name())) ++reference.call;
     outputs.push_back(reference);
   }
   return {{"class_name", "Functional"},
@@ -320,7 +316,7 @@ std::unique_ptr<Functional> Functional::from_config(const json& model) {
       if (class_name == "Sequential" || class_name == "Functional" || class_name == "Model") {
         std::shared_ptr<const Model>& inner = made_models[call.name];
         if (!inner) inner = models::from_config(*call.entry);
-        tensor_of[made] = inline_model(*inner, call.name, inputs, graph, layers);
+        tensor_of[made] = inline_model(*inner, inputs, graph, layers);
         calls.push_back({{nullptr, inner}, std::move(inputs), tensor_of[made]});
         continue;
       }

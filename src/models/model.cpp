@@ -58,18 +58,25 @@ KerasTensor Model::operator()(const std::vector<KerasTensor>& inputs) const {
   std::shared_ptr<const Model> self = weak_from_this().lock();
   check_argument(self != nullptr, "model '" + name_ + "' must be owned by a shared_ptr (std::make_shared) to be "
                                   "called on tensors");
+  std::vector<Shape> shapes;
+  for (const KerasTensor& input : inputs) shapes.push_back(input.shape());
+  check_call(shapes);
+  return KerasTensor(self, inputs, graph_.sample_shape(graph_.outputs()[0]));
+}
+
+void Model::check_call(const std::vector<Shape>& input_shapes) const {
   check_argument(built(), "model '" + name_ + "' is not built: give it an Input before calling it on tensors");
   check_argument(num_outputs() == 1, "model '" + name_ + "' has " + std::to_string(num_outputs()) +
                                          " outputs; a model called as a layer must have one");
-  check_argument(inputs.size() == num_inputs(), "model '" + name_ + "' takes " + std::to_string(num_inputs()) +
-                                                    " input(s) but is called on " + std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  check_argument(input_shapes.size() == num_inputs(), "model '" + name_ + "' takes " + std::to_string(num_inputs()) +
+                                                          " input(s) but is called on " +
+                                                          std::to_string(input_shapes.size()));
+  for (size_t i = 0; i < input_shapes.size(); ++i) {
     const Shape& expected = graph_.sample_shape(graph_.inputs()[i]);
-    check_argument(inputs[i].shape() == expected, "model '" + name_ + "' takes inputs " +
-                                                      expected.with_leading(0).to_string(true) + " but is called on " +
-                                                      inputs[i].shape().with_leading(0).to_string(true));
+    check_argument(input_shapes[i] == expected, "model '" + name_ + "' takes inputs " +
+                                                    expected.with_leading(0).to_string(true) + " but is called on " +
+                                                    input_shapes[i].with_leading(0).to_string(true));
   }
-  return KerasTensor(self, inputs, graph_.sample_shape(graph_.outputs()[0]));
 }
 
 std::vector<Layer*> Model::Member::layers() const {

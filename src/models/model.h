@@ -121,6 +121,9 @@ class Model : public std::enable_shared_from_this<Model> {
   /// layers. The model must be built and owned by a shared_ptr.
   KerasTensor operator()(const KerasTensor& input) const;
   KerasTensor operator()(const std::vector<KerasTensor>& inputs) const;
+  /// Checks that the model can be called as a layer on tensors of `input_shapes` (a sample
+  /// each): built, one output, the inputs it takes.
+  void check_call(const std::vector<Shape>& input_shapes) const;
 
   /// Keras' summary table; a Functional one has a "Connected to" column.
   std::string summary() const;

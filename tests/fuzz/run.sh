@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 configure_sanitized_build() {
   cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ -DTENFOLD_SANITIZE=fuzzer-no-link,address,undefined \
-    -DTENFOLD_BUILD_BENCHMARKS=OFF >/dev/null
+    -DTENFOLD_BUILD_BENCHMARKS=OFF -DTENFOLD_UNITY_BUILD=ON >/dev/null
 }
 
 if [[ ${1:-} == --configure-only ]]; then

@@ -58,22 +58,28 @@ std::unique_ptr<models::Functional> merge_everything_model() {
   return std::make_unique<models::Functional>(std::vector<KerasTensor>{a, b}, std::vector<KerasTensor>{out});
 }
 
-TEST(Functional, WeightGradientsMatchFiniteDifferences) {
-  auto model = merge_everything_model();
-  model->compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
-  const int64_t batch = 6;
-  models::CompiledStep& step = model->compiled_step(batch, true);
+/// A training step of `model` (two inputs of 5x5x2, compiled here with SGD) on random inputs
+/// and labels of `classes`; every weight's gradient checked against central differences of
+/// step `epsilon`.
+void expect_weight_gradients_of_two_input_model(models::Model& model, int64_t batch, int64_t classes,
+                                                double epsilon) {
+  model.compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  models::CompiledStep& step = model.compiled_step(batch, true);
   std::memcpy(step.input(0).raw_data(), random_tensor({batch, 5, 5, 2}, 1).raw_data(), step.input(0).num_bytes());
   std::memcpy(step.input(1).raw_data(), random_tensor({batch, 5, 5, 2}, 2).raw_data(), step.input(1).num_bytes());
-  Tensor y = random_labels(batch, 4, 3);
+  Tensor y = random_labels(batch, classes, 3);
   losses::SparseCategoricalCrossentropy loss;
   step.forward(true);
   step.backward(loss, y, double(batch));
-  std::vector<Variable*> weights = model->weights();
-  ASSERT_EQ(weights.size(), 6u);
+  testing::expect_weight_gradients_match_finite_differences(step, model.weights(), loss, y, false, epsilon);
+}
+
+TEST(Functional, WeightGradientsMatchFiniteDifferences) {
+  auto model = merge_everything_model();
+  ASSERT_EQ(model->weights().size(), 6u);
   // A small step: a larger one moves some elements across a tie of Maximum, Minimum or
   // GlobalMaxPooling2D, where the loss has a kink (3e-3 did for 12 of 54 kernel entries).
-  testing::expect_weight_gradients_match_finite_differences(step, weights, loss, y, false, 3e-4);
+  expect_weight_gradients_of_two_input_model(*model, 6, 4, 3e-4);
 }
 
 TEST(Functional, BroadcastingMergesMatchFiniteDifferences) {
@@ -163,17 +169,8 @@ TEST(Functional, SharedLayersLearnFromEveryCall) {
   std::vector<Variable*> weights = model->weights();
   ASSERT_EQ(weights.size(), 8u);
   EXPECT_EQ(model->count_params(), (2 * 9 * 3 + 3) + (75 * 4 + 4) + (4 * 4 + 4) + (12 * 3 + 3));
-  model->compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
-  const int64_t batch = 5;
-  models::CompiledStep& step = model->compiled_step(batch, true);
-  std::memcpy(step.input(0).raw_data(), random_tensor({batch, 5, 5, 2}, 1).raw_data(), step.input(0).num_bytes());
-  std::memcpy(step.input(1).raw_data(), random_tensor({batch, 5, 5, 2}, 2).raw_data(), step.input(1).num_bytes());
-  Tensor y = random_labels(batch, 3, 3);
-  losses::SparseCategoricalCrossentropy loss;
-  step.forward(true);
-  step.backward(loss, y, double(batch));
   // The weight gradients are the sums over the calls (a gradient of one call only would miss).
-  testing::expect_weight_gradients_match_finite_differences(step, weights, loss, y, false, 1e-3);
+  expect_weight_gradients_of_two_input_model(*model, 5, 3, 1e-3);
 
   // Keras' config: one entry per shared layer with an inbound node per call, read back as the
   // same model.

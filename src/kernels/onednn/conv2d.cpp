@@ -76,6 +76,29 @@ bool decided_once(const WindowGeometry& g, const std::function<bool()>& decide) 
   return decided[key] = decide();
 }
 
+/// Whether backward-weights on float32 copies (`in_float32`, its conversions from bfloat16
+/// into `float_src` and `float_diff_dst` counted) is clearly faster than on the bfloat16
+/// values (`in_bfloat16`); both timed on scratch data.
+bool float32_clearly_faster(BoundPrimitive& in_bfloat16, BoundPrimitive& in_float32, const memory::desc& src_desc,
+                            const memory::desc& dst_desc, std::byte* float_src, std::byte* float_diff_dst) {
+  auto src = allocate_aligned(src_desc.get_size()), diff_dst = allocate_aligned(dst_desc.get_size());
+  auto gradients = allocate_aligned(std::max(in_bfloat16.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
+                                             in_float32.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size()));
+  auto scratch = allocate_aligned(std::max(in_bfloat16.scratchpad_bytes(), in_float32.scratchpad_bytes()));
+  const double bfloat16_seconds = seconds_of([&] {
+    in_bfloat16.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get());
+  });
+  const double float_seconds = seconds_of([&] {
+    kernels::to_float(reinterpret_cast<const bfloat16*>(src.get()), reinterpret_cast<float*>(float_src),
+                      int64_t(src_desc.get_size() / sizeof(bfloat16)));
+    kernels::to_float(reinterpret_cast<const bfloat16*>(diff_dst.get()), reinterpret_cast<float*>(float_diff_dst),
+                      int64_t(dst_desc.get_size() / sizeof(bfloat16)));
+    in_float32.execute({float_src, float_diff_dst, gradients.get()}, scratch.get());
+  });
+  // Only a clear win: close timings (1->32 3x3 'same') would pick either way by noise.
+  return float_seconds < 0.75 * bfloat16_seconds;
+}
+
 }  // namespace
 
 memory::desc Conv2DKernel::preferred_weights_desc(const WindowGeometry& g) {
@@ -158,22 +181,8 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
     bool in_float32 = weight_gradients == WeightGradients::float32;
     if (weight_gradients == WeightGradients::fastest) {
       in_float32 = decided_once(g, [&] {
-        auto src = allocate_aligned(d.src.get_size()), diff_dst = allocate_aligned(d.dst.get_size());
-        auto gradients = allocate_aligned(std::max(backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
-                                                   in_float.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size()));
-        auto scratch = allocate_aligned(std::max(backward_weights_.scratchpad_bytes(), in_float.scratchpad_bytes()));
-        const double bfloat16_seconds = seconds_of([&] {
-          backward_weights_.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get());
-        });
-        const double float_seconds = seconds_of([&] {
-          kernels::to_float(reinterpret_cast<const bfloat16*>(src.get()), reinterpret_cast<float*>(float_src_.get()),
-                            int64_t(d.src.get_size() / sizeof(bfloat16)));
-          kernels::to_float(reinterpret_cast<const bfloat16*>(diff_dst.get()),
-                            reinterpret_cast<float*>(float_diff_dst_.get()), rows_ * channels_);
-          in_float.execute({float_src_.get(), float_diff_dst_.get(), gradients.get()}, scratch.get());
-        });
-        // Only a clear win: close timings (1->32 3x3 'same') would pick either way by noise.
-        return float_seconds < 0.75 * bfloat16_seconds;
+        return float32_clearly_faster(backward_weights_, in_float, d.src, d.dst, float_src_.get(),
+                                      float_diff_dst_.get());
       });
     }
     if (in_float32) {

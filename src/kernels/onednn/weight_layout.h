@@ -5,6 +5,10 @@
 
 namespace tenfold::kernels::onednn {
 
+/// The batch a convolution layer's primitives are made for at build, to pick its weights'
+/// layout once: every batch size then runs with that layout.
+inline constexpr int64_t weight_layout_batch = 256;
+
 class OnednnWeightLayout : public WeightLayout {
  public:
   OnednnWeightLayout(memory::desc keras, memory::desc native)

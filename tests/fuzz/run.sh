@@ -10,8 +10,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 
+# Line tables (-g1) only, unity batches: the Makefile's TSan build compiles alike.
 configure_sanitized_build() {
-  cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ -DTENFOLD_SANITIZE=fuzzer-no-link,address,undefined \
     -DTENFOLD_BUILD_BENCHMARKS=OFF -DTENFOLD_UNITY_BUILD=ON >/dev/null
 }

@@ -18,6 +18,19 @@ namespace models {
 class Model;
 }
 
+/// What a node of a model calls: a layer, or a model used as a layer (exactly one is set).
+struct Caller {
+  std::shared_ptr<Layer> layer;
+  std::shared_ptr<const models::Model> model;
+
+  const std::string& name() const;
+  std::string class_name() const;
+  /// The layers it holds: the layer itself, or the model's.
+  std::vector<Layer*> layers() const;
+  /// The layer or model object: the same for every call of a shared one.
+  const void* identity() const;
+};
+
 class KerasTensor {
  public:
   /// The output of `layer` called on `inputs`, with samples of `sample_shape`.
@@ -29,12 +42,8 @@ class KerasTensor {
 
   /// Shape of one sample (no batch dimension).
   const Shape& shape() const { return call_->sample_shape; }
-  /// The layer called, or null for a model's call.
-  const std::shared_ptr<Layer>& layer() const { return call_->layer; }
-  /// The model called as a layer, or null for a layer's call.
-  const std::shared_ptr<const models::Model>& model() const { return call_->model; }
-  /// The name of the layer or model called.
-  const std::string& caller_name() const;
+  /// The layer or model called.
+  const Caller& caller() const { return call_->caller; }
   /// The tensors the layer was called on; none for a model input.
   const std::vector<KerasTensor>& inputs() const { return call_->inputs; }
   bool is_input() const { return call_->inputs.empty(); }
@@ -44,8 +53,7 @@ class KerasTensor {
 
  private:
   struct Call {
-    std::shared_ptr<Layer> layer;
-    std::shared_ptr<const models::Model> model;
+    Caller caller;
     std::vector<KerasTensor> inputs;
     Shape sample_shape;
   };

@@ -35,7 +35,8 @@ double RowLoss::compute(const Tensor& y_pred, const Tensor& y_true, bool, double
 double KLDivergence::row(const float* p, const float* t, int64_t n, double* d) const {
   double total = 0;
   for (int64_t c = 0; c < n; ++c) {
-    const double tc = std::clamp(double(t[c]), keras_epsilon_in_double, 1.0), pc = std::clamp(double(p[c]), keras_epsilon_in_double, 1.0);
+    const double tc = std::clamp(double(t[c]), keras_epsilon_in_double, 1.0);
+    const double pc = std::clamp(double(p[c]), keras_epsilon_in_double, 1.0);
     total += tc * std::log(tc / pc);
     d[c] = pc == double(p[c]) ? -tc / pc : 0.0;
   }

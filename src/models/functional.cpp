@@ -168,8 +168,8 @@ Functional::Functional(const std::vector<KerasTensor>& inputs, const std::vector
   std::map<const void*, int> tensor_ids;
   for (const KerasTensor& input : inputs) {
     check_argument(input.is_input(), "the model's inputs must be layers::Input tensors; '" +
-                                         input.caller_name() + "' is the output of a layer");
-    tensor_ids[input.identity()] = graph.add_input(input.shape(), input.layer()->name());
+                                         input.caller().name() + "' is the output of a layer");
+    tensor_ids[input.identity()] = graph.add_input(input.shape(), input.caller().name());
   }
   // Each layer call after the calls it reads: a depth-first walk back from the outputs. A
   // layer called on several tensors is one call each; a model called as a layer is inlined.
@@ -177,19 +177,20 @@ Functional::Functional(const std::vector<KerasTensor>& inputs, const std::vector
   std::vector<Call> calls;
   auto visit = [&](auto& self, const KerasTensor& tensor) -> int {
     if (auto found = tensor_ids.find(tensor.identity()); found != tensor_ids.end()) return found->second;
-    check_argument(!tensor.is_input(), "the outputs depend on input '" + tensor.caller_name() +
+    check_argument(!tensor.is_input(), "the outputs depend on input '" + tensor.caller().name() +
                                            "', which is not among the model's inputs: pass it in "
                                            "inputs");
     std::vector<int> input_ids;
     for (const KerasTensor& input : tensor.inputs()) input_ids.push_back(self(self, input));
     int id = -1;
-    if (tensor.model()) {
-      id = inline_model(*tensor.model(), input_ids, graph, layers);
+    const Caller& caller = tensor.caller();
+    if (caller.model) {
+      id = inline_model(*caller.model, input_ids, graph, layers);
     } else {
-      layers.push_back(tensor.layer());
-      id = graph.add_node(*tensor.layer(), input_ids);
+      layers.push_back(caller.layer);
+      id = graph.add_node(*caller.layer, input_ids);
     }
-    calls.push_back({{tensor.layer(), tensor.model()}, std::move(input_ids), id});
+    calls.push_back({caller, std::move(input_ids), id});
     tensor_ids[tensor.identity()] = id;
     return id;
   };

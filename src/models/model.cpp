@@ -42,8 +42,7 @@ void Model::set_graph(graph::Graph graph, std::vector<std::shared_ptr<Layer>> la
   members_.clear();
   std::set<const void*> listed;
   for (const Call& call : calls_) {
-    const void* member = call.member.layer ? static_cast<const void*>(call.member.layer.get()) : call.member.model.get();
-    if (listed.insert(member).second) members_.push_back(call.member);
+    if (listed.insert(call.member.identity()).second) members_.push_back(call.member);
   }
   if (calls_.empty()) {  // not built: the layers, as they will be called
     for (const auto& layer : layers_) members_.push_back({layer, nullptr});
@@ -77,10 +76,6 @@ void Model::check_call(const std::vector<Shape>& input_shapes) const {
                                                     expected.with_leading(0).to_string(true) + " but is called on " +
                                                     input_shapes[i].with_leading(0).to_string(true));
   }
-}
-
-std::vector<Layer*> Model::Member::layers() const {
-  return layer ? std::vector<Layer*>{layer.get()} : model->layers();
 }
 
 void Model::compile(std::shared_ptr<optimizers::Optimizer> optimizer,

@@ -15,6 +15,7 @@
 #include "distribute/gradient_reducer.h"
 #include "distribute/strategy.h"
 #include "graph/graph.h"
+#include "graph/keras_tensor.h"
 #include "layers/layer.h"
 #include "losses/loss.h"
 #include "metrics/metric.h"
@@ -135,14 +136,7 @@ class Model : public std::enable_shared_from_this<Model> {
   void set_dtype_policy(DTypePolicy policy);
   /// Keras' model.layers, as configs and weight files lay a model out: each a layer, or a model
   /// used as a layer (which holds its own layers).
-  struct Member {
-    std::shared_ptr<Layer> layer;
-    std::shared_ptr<const Model> model;
-    const std::string& name() const { return layer ? layer->name() : model->name(); }
-    std::string class_name() const { return layer ? layer->class_name() : model->class_name(); }
-    /// The layers it holds: itself, or the nested model's.
-    std::vector<Layer*> layers() const;
-  };
+  using Member = Caller;
   const std::vector<Member>& members() const { return members_; }
   /// A call of a member in the graph: the tensors it reads and the one it makes (a nested
   /// model's call covers its nodes). A shared member, one layer or model called on several

@@ -78,11 +78,11 @@ int main(int argc, char** argv) {
   // The arena of one replica's training step (the one trained: the global batch split evenly).
   const int64_t replica_batch = batch_size / strategy->num_replicas_in_sync();
   const models::CompiledStep& step = model->compiled_step(replica_batch, true);
-  const double arena_mib = double(step.arena_bytes()) / (1 << 20), autocast_mib = double(step.autocast_bytes()) / (1 << 20);
+  const double arena_mib = double(step.arena_bytes()) / (1 << 20), scratch_mib = double(step.scratch_bytes()) / (1 << 20);
   std::printf("{\"framework\": \"tenfold\", \"replicas\": %d, \"best_samples_per_second\": %.1f, "
               "\"median_samples_per_second\": %.1f, \"best_ms_per_step\": %.3f, "
-              "\"reduction_wait_ms_per_step\": %.3f, \"arena_mib\": %.1f, \"autocast_scratch_mib\": %.1f}\n",
+              "\"reduction_wait_ms_per_step\": %.3f, \"arena_mib\": %.1f, \"scratch_mib\": %.1f}\n",
               strategy->num_replicas_in_sync(), double(steps * batch_size) / best,
-              double(steps * batch_size) / median, best * 1e3 / double(steps), reduction_wait_ms, arena_mib, autocast_mib);
+              double(steps * batch_size) / median, best * 1e3 / double(steps), reduction_wait_ms, arena_mib, scratch_mib);
   return 0;
 }

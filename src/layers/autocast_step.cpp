@@ -37,14 +37,16 @@ AutocastStep::AutocastStep(std::unique_ptr<LayerStep> step, const std::vector<Sh
     input.converts = input_dtypes.at(k) != inner || input.rounds;
     // A rounded input's gradient is float32 already: only a converted one needs a copy.
     input.converts_gradient = input_gradients && input.converts && !input.rounds;
-    if (input.converts) scratch_bytes_ += bytes_of(input_shapes[k], inner);
-    if (input.converts_gradient) scratch_bytes_ += bytes_of(input_shapes[k], inner);
+    if (input.converts) own_scratch_bytes_ += bytes_of(input_shapes[k], inner);
+    if (input.converts_gradient) own_scratch_bytes_ += bytes_of(input_shapes[k], inner);
   }
   output_.converts = output_dtype != step_->output_dtype();
-  if (output_.converts) scratch_bytes_ += 2 * bytes_of(output_shape, step_->output_dtype());
+  if (output_.converts) own_scratch_bytes_ += 2 * bytes_of(output_shape, step_->output_dtype());
 }
 
-void AutocastStep::bind(std::byte* scratch) {
+size_t AutocastStep::scratch_bytes() const { return own_scratch_bytes_ + step_->scratch_bytes(); }
+
+void AutocastStep::bind_scratch(std::byte* scratch) {
   auto take = [&](const Shape& shape, DType dtype) {
     Tensor view = Tensor::view(scratch, shape, dtype);
     scratch += bytes_of(shape, dtype);
@@ -58,6 +60,7 @@ void AutocastStep::bind(std::byte* scratch) {
     output_.value = take(output_shape_, step_->output_dtype());
     output_.gradient = take(output_shape_, step_->output_dtype());
   }
+  step_->bind_scratch(scratch);  // the step's own, after the copies (live during its calls)
 }
 
 bool AutocastStep::needed(const LayerStep& step, DType layer_dtype, const std::vector<DType>& input_dtypes,

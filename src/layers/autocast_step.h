@@ -26,11 +26,10 @@ class AutocastStep : public LayerStep {
   static bool needed(const LayerStep& step, DType layer_dtype, const std::vector<DType>& input_dtypes,
                      bool casts_inputs);
 
-  /// The converted copies live in memory shared by every autocast step of a model, which run
-  /// one at a time and need nothing of it between forward and backward: this many bytes,
-  /// handed over by bind() before the first forward.
-  size_t scratch_bytes() const { return scratch_bytes_; }
-  void bind(std::byte* scratch);
+  /// The converted copies live in the compiled step's scratch (they are needed during a call
+  /// only), followed by the step's own scratch.
+  size_t scratch_bytes() const override;
+  void bind_scratch(std::byte* scratch) override;
 
   void forward(std::span<const Tensor> inputs, Tensor& output, bool training) override;
   void backward(std::span<const Tensor> inputs, const Tensor& output, Tensor& grad_output,
@@ -56,7 +55,7 @@ class AutocastStep : public LayerStep {
   Converted output_;
   std::vector<Shape> input_shapes_;
   Shape output_shape_;
-  size_t scratch_bytes_ = 0;
+  size_t own_scratch_bytes_ = 0;  // the converted copies'
   // Views for a call: what the step reads and where it writes its input gradients.
   std::vector<Tensor> step_inputs_;
   std::vector<Tensor*> step_grad_inputs_;

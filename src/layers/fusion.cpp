@@ -136,6 +136,15 @@ class ConvMaxPoolStep : public LayerStep {
     });
   }
 
+  // Chunks run one after another: one scratch serves both kernels.
+  size_t scratch_bytes() const override {
+    return std::max(full_->conv.scratch_bytes(), rest_ ? rest_->conv.scratch_bytes() : 0);
+  }
+  void bind_scratch(std::byte* scratch) override {
+    full_->conv.bind_scratch(scratch);
+    if (rest_) rest_->conv.bind_scratch(scratch);
+  }
+
   void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor> weight_gradients, bool) override {
     // The activation's derivative at each window's maximum, from the pooled output.

@@ -92,6 +92,11 @@ class LayerStep {
   /// The dtype of its output and the output's gradient, when not compute_dtype (a float32
   /// convolution pooled into bfloat16).
   virtual DType output_dtype() const { return compute_dtype(); }
+  /// Bytes of working memory a forward or backward call needs and nothing keeps between calls
+  /// (copies in another layout or dtype). Steps run one at a time, so a compiled step hands
+  /// all of them one buffer of the largest (as ggml's work buffer), before the first call.
+  virtual size_t scratch_bytes() const { return 0; }
+  virtual void bind_scratch(std::byte* /*scratch*/) {}
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {

@@ -1,5 +1,7 @@
 #include "layers/separable_conv2d.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "kernels/onednn/conv2d.h"
 #include "kernels/onednn/weight_layout.h"
@@ -32,6 +34,13 @@ class SeparableStep : public LayerStep {
 
   bool ends_in_softmax() const override { return pointwise_->ends_in_softmax(); }
   Tensor logits(const Tensor&) const override { return pointwise_->logits(middle_); }
+
+  // The two run one after the other: one scratch serves both.
+  size_t scratch_bytes() const override { return std::max(depthwise_->scratch_bytes(), pointwise_->scratch_bytes()); }
+  void bind_scratch(std::byte* scratch) override {
+    depthwise_->bind_scratch(scratch);
+    pointwise_->bind_scratch(scratch);
+  }
 
  private:
   std::unique_ptr<LayerStep> depthwise_, pointwise_;

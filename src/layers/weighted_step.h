@@ -45,6 +45,14 @@ class WeightedStep : public LayerStep {
   bool ends_in_softmax() const override { return activation_.is_softmax(); }
   Tensor logits(const Tensor&) const override { return activation_.logits(); }
 
+  size_t scratch_bytes() const override {
+    if constexpr (requires { kernel_.scratch_bytes(); }) return kernel_.scratch_bytes();
+    return 0;
+  }
+  void bind_scratch(std::byte* scratch) override {
+    if constexpr (requires { kernel_.bind_scratch(scratch); }) kernel_.bind_scratch(scratch);
+  }
+
  private:
   const float* bias() const {
     return weights_.size() > 1 ? weights_[1]->value().data<float>() : nullptr;

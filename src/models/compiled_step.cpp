@@ -39,7 +39,6 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   // Per tensor, its dtype: float32 for the model's inputs, the compute dtype of the layer
   // making it otherwise (a reshape keeps its input's), as Keras' layers return theirs.
   dtypes_.assign(tensor_count, DType::float32);
-  std::vector<AutocastStep*> autocast_steps;
 
   // Steps: one per node, or per pair of nodes that runs faster fused. A tensor depends on the
   // weights when a step with weights lies on its way from the inputs: only those tensors need
@@ -88,7 +87,6 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
       auto autocast = std::make_unique<AutocastStep>(std::move(step.kernel), input_shapes, input_dtypes,
                                                      shape_of(step.output), output_dtype, casts_inputs,
                                                      options.need_input_gradient);
-      autocast_steps.push_back(autocast.get());
       step.kernel = std::move(autocast);
     }
     depends[size_t(step.output)] = input_depends || has_weights;
@@ -188,9 +186,9 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
   auto arena_view = [&](int id, int tensor) {
     return Tensor::view(arena_.get() + plan_.offset(id), shape_of(tensor), dtypes_[size_t(tensor)]);
   };
-  for (AutocastStep* step : autocast_steps) autocast_bytes_ = std::max(autocast_bytes_, step->scratch_bytes());
-  autocast_scratch_ = allocate_aligned(autocast_bytes_, false);
-  for (AutocastStep* step : autocast_steps) step->bind(autocast_scratch_.get());
+  for (const Step& step : steps_) scratch_bytes_ = std::max(scratch_bytes_, step.kernel->scratch_bytes());
+  scratch_ = allocate_aligned(scratch_bytes_, false);
+  for (Step& step : steps_) step.kernel->bind_scratch(scratch_.get());
 
   tensors_.resize(tensor_count);
   for (int input : input_ids_) tensors_[size_t(input)] = Tensor(shape_of(input));

@@ -91,9 +91,10 @@ class CompiledStep {
   size_t first_backward_step() const;
   /// Bytes of the activation and gradient arena, and what it would be without reuse.
   size_t arena_bytes() const { return plan_.total_bytes(); }
-  /// Bytes of the scratch the autocast steps share (the float32 copies of a mixed model's
-  /// layers that compute in float32), besides the arena.
-  size_t autocast_bytes() const { return autocast_bytes_; }
+  /// Bytes of the scratch the steps share (LayerStep::scratch_bytes: the float32 copies of a
+  /// mixed model's layers that compute in float32, Winograd convolutions' blocked copies),
+  /// besides the arena.
+  size_t scratch_bytes() const { return scratch_bytes_; }
   size_t unshared_bytes() const { return plan_.unshared_bytes(); }
 
  private:
@@ -132,8 +133,8 @@ class CompiledStep {
   std::vector<Tensor> tensors_;    // per tensor id: activations (model inputs own theirs)
   // Per model output computed in bfloat16: its float32 copy and the loss's gradient of it.
   std::vector<Tensor> float_outputs_, float_output_gradients_;
-  std::shared_ptr<std::byte> autocast_scratch_;  // shared by the autocast steps
-  size_t autocast_bytes_ = 0;
+  std::shared_ptr<std::byte> scratch_;  // shared by the steps
+  size_t scratch_bytes_ = 0;
   std::vector<Tensor> gradients_;  // per tensor id; empty where no gradient is needed
   Tensor weight_gradient_buffer_;
   std::vector<Tensor> weight_gradients_;       // the trainable ones: views into the buffer

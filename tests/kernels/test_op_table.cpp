@@ -127,6 +127,10 @@ std::vector<ConvRow> conv_rows() {
           rows.push_back({kernel, 1, padding, 16, 32, false, Activation::relu, dilation, 1});
         }
       }
+  // Winograd's (conv2d.cpp's winograd_pays): 3x3 stride 1 with 32 channels and more.
+  rows.push_back({3, 1, Padding::same, 32, 32, false, Activation::relu});
+  rows.push_back({3, 1, Padding::same, 64, 64, false, Activation::linear});
+  rows.push_back({3, 1, Padding::valid, 32, 64, false, Activation::relu});
   rows.push_back({3, 1, Padding::same, 16, 32, false, Activation::relu, 1, 4});
   rows.push_back({3, 2, Padding::same, 32, 64, false, Activation::linear, 1, 2});
   rows.push_back({3, 2, Padding::valid, 3, 6, true, Activation::relu, 1, 3});
@@ -182,6 +186,8 @@ void check_conv_against_reference(const ConvRow& row) {
 
   onednn::OnednnWeightLayout layout = conv_layout(g);
   onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer);
+  auto scratch = allocate_aligned(conv.scratch_bytes());  // a Winograd kernel's layout copies
+  conv.bind_scratch(scratch.get());
   auto native_kernel = to_native(layout, kernel);
   std::vector<float> y(out_count), dx(x.size()), dnative(native_kernel.size()), dbias(bias.size());
   conv.forward(x.data(), native_kernel.data(), bias.data(), y.data());
@@ -216,6 +222,26 @@ TEST_P(Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, Conv2DRows, ::testing::ValuesIn(conv_rows()));
+
+TEST_F(OpTable, Conv2DRunsWinogradWhereItPays) {
+  auto implementations_of = [](const ConvRow& row) {
+    WindowGeometry g = row.geometry(layout_batch, 14);
+    onednn::OnednnWeightLayout layout = conv_layout(g);
+    onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), true);
+    return std::make_pair(conv.implementations(), conv.scratch_bytes());
+  };
+  auto is_winograd = [](const std::string& implementation) {
+    return implementation.find("wino") != std::string::npos;
+  };
+  auto [winograd, winograd_scratch] = implementations_of({3, 1, Padding::same, 64, 64, false, Activation::relu});
+  ASSERT_EQ(winograd.size(), 3u);  // forward, backward-data, backward-weights
+  for (const std::string& implementation : winograd) EXPECT_TRUE(is_winograd(implementation)) << implementation;
+  // Its blocked copies of the input and output: 2 x 256 x 14 x 14 x 64 floats.
+  EXPECT_EQ(winograd_scratch, size_t(2 * 256 * 14 * 14 * 64 * 4));
+  auto [direct, direct_scratch] = implementations_of({3, 1, Padding::same, 16, 16, false, Activation::relu});
+  for (const std::string& implementation : direct) EXPECT_FALSE(is_winograd(implementation)) << implementation;
+  EXPECT_EQ(direct_scratch, 0u);
+}
 
 // ---- Dense: the sizes of the zoo's models, first layer or not, fused activations.
 

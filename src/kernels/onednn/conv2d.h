@@ -37,6 +37,11 @@ class Conv2DKernel {
 
   /// The implementation oneDNN picked for each primitive, e.g. "forward brg:avx512_core".
   std::vector<std::string> implementations() const;
+  /// A Winograd kernel (see conv2d.cpp's winograd_pays) copies its input and output to and
+  /// from oneDNN's blocked layout in a scratch of this many bytes (0 for the others), bound
+  /// before the first call; nothing in it is kept between calls.
+  size_t scratch_bytes() const;
+  void bind_scratch(std::byte* scratch);
 
   /// src [N,H,W,C] -> dst [N,OH,OW,F], activation applied. With `reuse_weights`, the weights
   /// as the previous call converted them (a later chunk of one step: cast once per step).
@@ -71,6 +76,14 @@ class Conv2DKernel {
   int64_t src_elements_ = 0;
   ActivationKernel activation_;
   std::shared_ptr<std::byte> scratchpad_;
+  // Winograd: copies of src (and diff_src) and dst (and diff_dst) in the blocked layout.
+  bool winograd() const { return blocked_dst_bytes_ > 0; }
+  /// `copy` of `nhwc` into `to`; returns `to`.
+  static const void* blocked(BoundPrimitive& copy, const void* nhwc, std::byte* to);
+  BoundPrimitive src_to_blocked_, dst_to_blocked_, blocked_to_src_, blocked_to_dst_;
+  size_t blocked_src_bytes_ = 0, blocked_dst_bytes_ = 0;
+  std::byte* blocked_src_ = nullptr;
+  std::byte* blocked_dst_ = nullptr;
 };
 
 }  // namespace tenfold::kernels::onednn

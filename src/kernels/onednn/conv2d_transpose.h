@@ -24,6 +24,8 @@ class Conv2DTransposeKernel {
   void backward(const void* src, const void* dst, void* diff_dst, const float* weights, void* diff_src,
                 float* diff_weights, float* diff_bias);
   std::vector<std::string> implementations() const { return conv_.implementations(); }
+  size_t scratch_bytes() const { return conv_.scratch_bytes(); }
+  void bind_scratch(std::byte* scratch) { conv_.bind_scratch(scratch); }
 
  private:
   Conv2DKernel conv_;

@@ -38,7 +38,7 @@ size_t allocated_bytes() { return live_bytes.load(std::memory_order_relaxed); }
 
 std::shared_ptr<std::byte> allocate_aligned(size_t bytes, bool zero) {
   constexpr size_t alignment = 64;
-  size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  size_t rounded = aligned_size(bytes);
   if (rounded == 0) rounded = alignment;
   void* memory = std::aligned_alloc(alignment, rounded);
   if (memory == nullptr) {

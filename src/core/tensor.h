@@ -28,6 +28,8 @@ template <> constexpr DType dtype_of<bfloat16>() { return DType::bfloat16; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::int32; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::uint8; }
 
+/// `bytes` rounded up to allocate_aligned's 64-byte alignment.
+constexpr size_t aligned_size(size_t bytes) { return (bytes + 63) / 64 * 64; }
 /// Allocates `bytes` of 64-byte aligned memory, zeroed unless `zero` is false.
 std::shared_ptr<std::byte> allocate_aligned(size_t bytes, bool zero = true);
 /// Bytes allocated by allocate_aligned and not yet freed: every tensor, arena and kernel

@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/tensor.h"
+
 namespace tenfold {
 
-namespace {
-
-constexpr size_t alignment = 64;
-
-size_t align_up(size_t bytes) { return (bytes + alignment - 1) / alignment * alignment; }
-
-}  // namespace
-
 int MemoryPlan::add(size_t bytes, int first_use, int last_use) {
-  buffers_.push_back({align_up(bytes), first_use, last_use});
+  buffers_.push_back({aligned_size(bytes), first_use, last_use});
   return static_cast<int>(buffers_.size()) - 1;
 }
 

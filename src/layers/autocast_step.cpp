@@ -15,9 +15,7 @@ bool rounds_input(bool casts_inputs, DType input, DType kernel, DType layer) {
 }
 
 size_t bytes_of(const Shape& shape, DType dtype) {
-  constexpr size_t alignment = 64;
-  const size_t bytes = size_t(shape.num_elements()) * dtype_size(dtype);
-  return (bytes + alignment - 1) / alignment * alignment;
+  return aligned_size(size_t(shape.num_elements()) * dtype_size(dtype));
 }
 
 }  // namespace

@@ -84,8 +84,6 @@ dnnl::post_ops relu_post_op() {
   return ops;
 }
 
-size_t aligned_to_64(size_t bytes) { return (bytes + 63) / 64 * 64; }
-
 /// Seconds `run` takes its second time (the first pays for first touches).
 template <typename Run>
 double seconds_of(const Run& run) {
@@ -250,7 +248,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
     dst_to_blocked_ = layout_copy(nhwc.dst, d.dst);
     blocked_to_dst_ = layout_copy(d.dst, nhwc.dst);
     if (need_diff_src) blocked_to_src_ = layout_copy(d.src, nhwc.src);
-    blocked_src_bytes_ = aligned_to_64(d.src.get_size());
+    blocked_src_bytes_ = aligned_size(d.src.get_size());
     blocked_dst_bytes_ = d.dst.get_size();
   }
   const memory::desc diff_weights = backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS);

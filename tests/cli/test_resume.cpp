@@ -67,18 +67,36 @@ void expect_same_training(const fs::path& expected_path, const fs::path& actual_
   }
 }
 
+/// Whether `dir` holds a finished backup (backup-<batches>.h5; written under a temporary name
+/// and renamed, so one that exists is whole).
+bool has_backup(const fs::path& dir) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("backup-", 0) == 0 && entry.path().extension() == ".h5") return true;
+  }
+  return false;
+}
+
 void kill_and_resume(int processes) {
+  using Clock = std::chrono::steady_clock;
   fs::path reference = scratch("reference.h5"), resumed = scratch("resumed.h5");
   fs::path reference_backups = scratch("reference_backups"), backups = scratch("backups");
+  Clock::time_point start = Clock::now();
   Process uninterrupted(train(reference_backups, reference, processes), scratch("reference.log"));
   ASSERT_EQ(uninterrupted.wait(300), 0) << uninterrupted.output();
+  double run_seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
-  // Killed at a random moment of the run (which takes a few seconds); the seed is printed.
+  // Killed at a random moment after the first backup (a kill before it leaves nothing to resume
+  // from, and the machine's speed decides when that is); the seed is printed.
   unsigned seed = unsigned(std::random_device{}());
-  double delay = std::uniform_real_distribution<double>(1.5, 4.0)(*std::make_unique<std::mt19937>(seed));
-  std::cout << "killing after " << delay << " s (seed " << seed << ")\n";
+  double delay = std::uniform_real_distribution<double>(0.0, run_seconds / 2)(*std::make_unique<std::mt19937>(seed));
   {
     Process first(train(backups, resumed, processes), scratch("first.log"));
+    auto deadline = Clock::now() + std::chrono::duration<double>(2 * run_seconds + 60);
+    while (!has_backup(backups) && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(has_backup(backups)) << "no backup written in " << 2 * run_seconds + 60 << " s\n" << first.output();
+    std::cout << "killing " << delay << " s after the first backup (seed " << seed << ")\n";
     std::this_thread::sleep_for(std::chrono::duration<double>(delay));
     if (processes == 1) {
       kill(first.pid(), SIGKILL);

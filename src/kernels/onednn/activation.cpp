@@ -11,9 +11,12 @@ namespace tenfold::kernels::onednn {
 namespace {
 
 struct Eltwise {
-  dnnl::algorithm algorithm = dnnl::algorithm::undef;
+  dnnl::algorithm algorithm = dnnl::algorithm::undef;  // the function (what a post-op computes)
+  // What a training eltwise runs, forward and backward alike: the *_use_dst_for_bwd form where
+  // the gradient follows from the output (which then need not be kept), else `algorithm`.
+  dnnl::algorithm training_algorithm = dnnl::algorithm::undef;
   float alpha = 0, beta = 0;
-  bool uses_dst = false;  // backward from the output (a *_use_dst_for_bwd algorithm)
+  bool uses_dst() const { return training_algorithm != algorithm; }
 };
 
 /// oneDNN's eltwise algorithm for an activation; undef for those it lacks (and for softmax).
@@ -21,18 +24,18 @@ Eltwise eltwise_for(const Activation& a) {
   using dnnl::algorithm;
   switch (a.kind) {
     case Activation::relu:
-      if (std::isinf(a.max_value)) return {algorithm::eltwise_relu_use_dst_for_bwd, a.alpha, 0, true};
+      if (std::isinf(a.max_value)) return {algorithm::eltwise_relu, algorithm::eltwise_relu_use_dst_for_bwd, a.alpha};
       check_argument(a.alpha == 0, "relu with both a negative slope and a max_value is not implemented");
-      return {algorithm::eltwise_clip_v2_use_dst_for_bwd, 0, a.max_value, true};
-    case Activation::sigmoid: return {algorithm::eltwise_logistic_use_dst_for_bwd, 0, 0, true};
-    case Activation::tanh: return {algorithm::eltwise_tanh_use_dst_for_bwd, 0, 0, true};
-    case Activation::elu: return {algorithm::eltwise_elu_use_dst_for_bwd, a.alpha, 0, true};
-    case Activation::exponential: return {algorithm::eltwise_exp_use_dst_for_bwd, 0, 0, true};
-    case Activation::gelu: return {algorithm::eltwise_gelu_erf, 0, 0, false};
-    case Activation::silu: return {algorithm::eltwise_swish, 1, 0, false};
-    case Activation::mish: return {algorithm::eltwise_mish, 0, 0, false};
-    case Activation::softplus: return {algorithm::eltwise_soft_relu, 0, 0, false};
-    case Activation::hard_silu: return {algorithm::eltwise_hardswish, 0, 0, false};
+      return {algorithm::eltwise_clip_v2, algorithm::eltwise_clip_v2_use_dst_for_bwd, 0, a.max_value};
+    case Activation::sigmoid: return {algorithm::eltwise_logistic, algorithm::eltwise_logistic_use_dst_for_bwd};
+    case Activation::tanh: return {algorithm::eltwise_tanh, algorithm::eltwise_tanh_use_dst_for_bwd};
+    case Activation::elu: return {algorithm::eltwise_elu, algorithm::eltwise_elu_use_dst_for_bwd, a.alpha};
+    case Activation::exponential: return {algorithm::eltwise_exp, algorithm::eltwise_exp_use_dst_for_bwd};
+    case Activation::gelu: return {algorithm::eltwise_gelu_erf, algorithm::eltwise_gelu_erf};
+    case Activation::silu: return {algorithm::eltwise_swish, algorithm::eltwise_swish, 1};
+    case Activation::mish: return {algorithm::eltwise_mish, algorithm::eltwise_mish};
+    case Activation::softplus: return {algorithm::eltwise_soft_relu, algorithm::eltwise_soft_relu};
+    case Activation::hard_silu: return {algorithm::eltwise_hardswish, algorithm::eltwise_hardswish};
     default: return {};
   }
 }
@@ -46,6 +49,8 @@ bool runs_in_bfloat16(const Activation& activation) {
 bool fusable_as_post_op(const Activation& activation) { return backward_from_output(activation); }
 
 dnnl::post_ops activation_post_ops(const Activation& activation) {
+  // The plain form: a post-op only computes forward (and Winograd's kernels refuse the
+  // *_use_dst_for_bwd forms).
   dnnl::post_ops ops;
   if (activation.kind != Activation::linear && fusable_as_post_op(activation)) {
     const Eltwise eltwise = eltwise_for(activation);
@@ -80,12 +85,13 @@ ActivationKernel::ActivationKernel(const Activation& activation, int64_t rows, i
     return;
   } else {
     dnnl::eltwise_forward::primitive_desc forward_pd(
-        {dnnl::prop_kind::forward_training, eltwise.algorithm, data, eltwise.alpha, eltwise.beta}, attr, engine());
+        {dnnl::prop_kind::forward_training, eltwise.training_algorithm, data, eltwise.alpha, eltwise.beta}, attr,
+        engine());
     dnnl::eltwise_backward::primitive_desc backward_pd(
-        {eltwise.algorithm, data, data, eltwise.alpha, eltwise.beta}, attr, engine(), forward_pd);
+        {eltwise.training_algorithm, data, data, eltwise.alpha, eltwise.beta}, attr, engine(), forward_pd);
     forward_ = BoundPrimitive(dnnl::eltwise_forward(forward_pd), forward_pd, forward_args);
     backward_ = BoundPrimitive(dnnl::eltwise_backward(backward_pd), backward_pd,
-        {{eltwise.uses_dst ? DNNL_ARG_DST : DNNL_ARG_SRC, data}, {DNNL_ARG_DIFF_DST, data},
+        {{eltwise.uses_dst() ? DNNL_ARG_DST : DNNL_ARG_SRC, data}, {DNNL_ARG_DIFF_DST, data},
          {DNNL_ARG_DIFF_SRC, data}});
   }
   scratchpad_ = allocate_aligned(std::max(forward_.scratchpad_bytes(), backward_.scratchpad_bytes()));
@@ -115,7 +121,7 @@ void ActivationKernel::backward(const void* src, const void* dst, const void* di
     for (int64_t i = 0; i < count_; ++i) diff_in[i] = diff_out[i] * reference::derivative(activation_, in[i]);
   } else {
     const bool from_output = activation_.kind == Activation::softmax ||
-                             activation_.kind == Activation::log_softmax || eltwise_for(activation_).uses_dst;
+                             activation_.kind == Activation::log_softmax || eltwise_for(activation_).uses_dst();
     check_argument(from_output || src != nullptr, "this activation's backward needs its input");
     backward_.execute({from_output ? dst : src, diff_dst, diff_src}, scratchpad_.get());
   }

@@ -78,12 +78,6 @@ BoundPrimitive layout_copy(const memory::desc& from, const memory::desc& to) {
   return BoundPrimitive(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
-dnnl::post_ops relu_post_op() {
-  dnnl::post_ops ops;
-  ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
-  return ops;
-}
-
 /// Seconds `run` takes its second time (the first pays for first touches).
 template <typename Run>
 double seconds_of(const Run& run) {
@@ -168,12 +162,9 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   dnnl::convolution_forward::primitive_desc forward_pd;
   if (winograd_pays(g, dtype)) {
     try {
-      // Its kernels take relu as plain relu only (forward, that is the same function).
-      dnnl::primitive_attr winograd_attr = user_scratchpad_attr();
-      winograd_attr.set_post_ops(activation == Activation::relu ? relu_post_op() : activation_post_ops(activation));
       const ConvDescs blocked = with_blocked_activations(nhwc);
       forward_pd = {forward_desc(blocked, blocked.any_weights, use_bias, algorithm::convolution_winograd),
-                    winograd_attr, engine()};
+                    forward_attr, engine()};
       d = blocked;
       method = algorithm::convolution_winograd;
     } catch (const dnnl::error&) {  // not implemented for this shape or activation: direct

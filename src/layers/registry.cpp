@@ -338,6 +338,11 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
     require_channels_last(config);
     return std::make_shared<CenterCrop>(config.take_required<int64_t>("height"), config.take_required<int64_t>("width"), name);
   }
+  if (class_name == "RandomCrop") {
+    require_channels_last(config);
+    return std::make_shared<RandomCrop>(config.take_required<int64_t>("height"), config.take_required<int64_t>("width"),
+                                        config.take_optional<uint64_t>("seed"), name);
+  }
   if (class_name == "Permute") return std::make_shared<Permute>(config.take_required<std::vector<int64_t>>("dims"), name);
   if (class_name == "UpSampling2D") {
     require_channels_last(config);
@@ -460,7 +465,7 @@ std::shared_ptr<Layer> build(const std::string& class_name, StrictConfig& config
               "layer class '" + class_name +
                   "' is not supported (Tenfold never runs code from a model file); supported: "
                   "InputLayer, Embedding, Conv2D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D, BatchNormalization, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
-                  "GlobalMaxPooling2D, Resizing, CenterCrop, RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomContrast, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
+                  "GlobalMaxPooling2D, Resizing, CenterCrop, RandomCrop, RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomContrast, MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv1D, Flatten, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D, "
                   "Rescaling, Normalization, Identity, Dense, Activation, ReLU, LeakyReLU, ELU, PReLU, "
                   "Softmax, LayerNormalization, GroupNormalization, LayerScale (keras.applications' ConvNeXt), Dropout, Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate");
 }

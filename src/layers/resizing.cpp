@@ -1,6 +1,7 @@
 #include "layers/resizing.h"
 
 #include "core/error.h"
+#include "core/random.h"
 
 namespace tenfold::layers {
 
@@ -19,8 +20,33 @@ class ResizeStep : public LayerStep {
     if (grad_input) kernels::resize_images_backward(grad_output.data<float>(), grad_input->data<float>(), geometry_);
   }
 
+ protected:
+  kernels::ResizeGeometry geometry_;  // of the last forward, which backward follows
+};
+
+/// RandomCrop's: a window drawn per training call from a stream keyed as the random image
+/// layers' (layers/random_image.cpp), else the inference geometry.
+class RandomCropStep : public ResizeStep {
+ public:
+  RandomCropStep(const kernels::ResizeGeometry& inference, uint64_t key)
+      : ResizeStep(inference), inference_(inference), key_(key) {}
+
+  void forward(const Tensor& input, Tensor& output, bool training) override {
+    geometry_ = inference_;
+    if (training && inference_.in_height > inference_.out_height && inference_.in_width > inference_.out_width) {
+      Random random(Random::mix(key_ + Random::increment * ++calls_));
+      geometry_.window_height = geometry_.out_height;
+      geometry_.window_width = geometry_.out_width;
+      geometry_.top = int64_t(random.below(uint64_t(geometry_.in_height - geometry_.out_height + 1)));
+      geometry_.left = int64_t(random.below(uint64_t(geometry_.in_width - geometry_.out_width + 1)));
+    }
+    ResizeStep::forward(input, output, training);
+  }
+
  private:
-  kernels::ResizeGeometry geometry_;
+  kernels::ResizeGeometry inference_;
+  uint64_t key_;
+  uint64_t calls_ = 0;
 };
 
 /// Keras' crop_to_aspect_ratio window (and smart_resize's): the largest centred window of
@@ -106,6 +132,29 @@ nlohmann::json CenterCrop::get_config() const {
   config["height"] = height();
   config["width"] = width();
   config["data_format"] = "channels_last";
+  return config;
+}
+
+RandomCrop::RandomCrop(int64_t height, int64_t width, std::optional<uint64_t> seed, const std::string& name)
+    : Resizing(height, width, "random_crop", name), seed_(seed) {}
+
+kernels::ResizeGeometry RandomCrop::geometry(const Shape& input_shape) const {
+  kernels::ResizeGeometry g = Resizing::geometry(input_shape);
+  centred_aspect_window(g);
+  return g;
+}
+
+std::unique_ptr<LayerStep> RandomCrop::compile(const Shape& input_shape, const CompileOptions& options) {
+  const uint64_t key = options.stream_key(seed_.value_or(Random::seed_from(name())), input_shape[0]);
+  return std::make_unique<RandomCropStep>(geometry(input_shape), key);
+}
+
+nlohmann::json RandomCrop::get_config() const {
+  nlohmann::json config = Layer::get_config();
+  config["height"] = height();
+  config["width"] = width();
+  config["data_format"] = "channels_last";
+  config["seed"] = seed_ ? nlohmann::json(*seed_) : nlohmann::json(nullptr);
   return config;
 }
 

@@ -4,7 +4,10 @@
 // crop_to_aspect_ratio, its largest centred window of the target's aspect ratio) bilinearly
 // or to the nearest pixel, as tf.image.resize without antialiasing. CenterCrop cuts the
 // centred target window, or when the image is smaller than the target on either axis does
-// what Keras does then: resizes its centred window of the target's aspect ratio.
+// what Keras does then: resizes its centred window of the target's aspect ratio. RandomCrop
+// cuts a random window in training.
+#include <optional>
+
 #include "kernels/resize.h"
 #include "layers/layer.h"
 
@@ -41,6 +44,26 @@ class CenterCrop : public Resizing {
 
  protected:
   kernels::ResizeGeometry geometry(const Shape& input_shape) const override;
+};
+
+/// keras.layers.RandomCrop: in training, from an input larger than the target on both axes,
+/// the target's window at a random offset, one per batch (as Keras, which crops a batch's
+/// images alike), drawn per layer seed, worker, replica and step. Otherwise, and at inference,
+/// what Keras documents (and tf.keras 2 did): the largest centred window of the target's
+/// aspect ratio, resized bilinearly. Keras 3.15's code returns its input unchanged at
+/// inference (keras-team/keras#21868), a shape no model with fixed shapes can take.
+class RandomCrop : public Resizing {
+ public:
+  RandomCrop(int64_t height, int64_t width, std::optional<uint64_t> seed = std::nullopt, const std::string& name = "");
+  std::string class_name() const override { return "RandomCrop"; }
+  std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
+  nlohmann::json get_config() const override;
+
+ protected:
+  kernels::ResizeGeometry geometry(const Shape& input_shape) const override;
+
+ private:
+  std::optional<uint64_t> seed_;
 };
 
 }  // namespace tenfold::layers

@@ -3,9 +3,11 @@
 // and zoom with each fill mode and interpolation, contrast with clipping; identity at
 // inference; backward the adjoint of forward for a step's draws; flips whole-image. Resizing
 // and CenterCrop: bilinear and nearest with half-pixel centres, aspect-ratio windows.
+// RandomCrop: a window of the input at every offset, one per batch, else Keras' smart resize.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <set>
 
 #include "layers/input.h"
 #include "layers/registry.h"
@@ -237,6 +239,65 @@ TEST(CenterCrop, CutsOrResizesAsKeras) {
                                  apply(std::make_shared<layers::Resizing>(6, 6), image(4, 4, middle_columns), false), 1e-6, 1e-6));
 }
 
+/// The offset (top, left) at which `out` [b, h, w, 1] is a window of the ramp images `x`
+/// [b, H, W, 1] (every image of the batch at the same one), or (-1, -1).
+std::pair<int64_t, int64_t> window_offset(const Tensor& x, const Tensor& out) {
+  const int64_t batch = x.shape()[0], in_h = x.shape()[1], in_w = x.shape()[2], h = out.shape()[1], w = out.shape()[2];
+  const int64_t first = int64_t(out.data<float>()[0]) % (in_h * in_w), top = first / in_w, left = first % in_w;
+  if (top + h > in_h || left + w > in_w) return {-1, -1};
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t y = 0; y < h; ++y) {
+      for (int64_t c = 0; c < w; ++c) {
+        if (out.data<float>()[(b * h + y) * w + c] != x.data<float>()[(b * in_h + top + y) * in_w + left + c]) return {-1, -1};
+      }
+    }
+  }
+  return {top, left};
+}
+
+TEST(RandomCrop, AWindowAtEveryOffsetOnePerBatch) {
+  const int64_t batch = 3, in_h = 6, in_w = 5, h = 3, w = 4;
+  Tensor x(Shape{batch, in_h, in_w, 1});
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = float(i);
+  auto layer = std::make_shared<layers::RandomCrop>(h, w, 7);
+  std::unique_ptr<LayerStep> step = layer->compile(x.shape(), {});
+  Tensor out(Shape{batch, h, w, 1}), grad_out = random_tensor(out.shape(), 3), grad_in(x.shape());
+  std::set<std::pair<int64_t, int64_t>> offsets;
+  for (int call = 0; call < 200; ++call) {
+    step->forward(x, out, true);
+    const auto [top, left] = window_offset(x, out);
+    ASSERT_GE(top, 0) << "call " << call << " gave no window of its input";
+    offsets.insert({top, left});
+    // The gradient goes back to the window the call cut, and nowhere else.
+    step->backward(x, out, grad_out, &grad_in, {}, true);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t y = 0; y < in_h; ++y) {
+        for (int64_t c = 0; c < in_w; ++c) {
+          const bool inside = y >= top && y < top + h && c >= left && c < left + w;
+          const float expected = inside ? grad_out.data<float>()[(b * h + y - top) * w + c - left] : 0.0f;
+          ASSERT_EQ(grad_in.data<float>()[(b * in_h + y) * in_w + c], expected);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(offsets.size(), size_t((in_h - h + 1) * (in_w - w + 1)));  // 4 x 2 offsets, each drawn
+}
+
+TEST(RandomCrop, SmartResizeAtInferenceOrFromAnInputNotLarger) {
+  // Keras' documented inference (tf.keras 2's smart_resize): the centred window of the
+  // target's aspect ratio, resized bilinearly.
+  Tensor x = random_tensor({2, 6, 8, 3}, 5);
+  const Tensor smart = apply(std::make_shared<layers::Resizing>(3, 3, kernels::Interpolation::bilinear, true), x, false);
+  EXPECT_TRUE(testing::all_close(apply(std::make_shared<layers::RandomCrop>(3, 3), x, false), smart, 0, 0));
+  // As large as the target on an axis: the same in training too (Keras crops at random only
+  // from an input larger on both).
+  EXPECT_TRUE(testing::all_close(apply(std::make_shared<layers::RandomCrop>(6, 6), x, true),
+                                 apply(std::make_shared<layers::CenterCrop>(6, 6), x, true), 0, 0));
+  EXPECT_TRUE(testing::all_close(apply(std::make_shared<layers::RandomCrop>(8, 8), x, true),
+                                 apply(std::make_shared<layers::Resizing>(8, 8, kernels::Interpolation::bilinear, true), x, true),
+                                 0, 0));
+}
+
 TEST(Resizing, BackwardIsTheAdjoint) {
   for (const kernels::ResizeGeometry& g :
        {kernels::ResizeGeometry{2, 5, 7, 3, 0, 0, 5, 7, 3, 4, kernels::Interpolation::bilinear},
@@ -257,6 +318,8 @@ TEST(Resizing, BackwardIsTheAdjoint) {
 TEST(Resizing, LifecycleAndRefusals) {
   testing::run_layer_test({{"class_name", "Resizing"}, {"config", {{"height", 3}, {"width", 5}}}}, {2, 6, 4, 3}, {2, 3, 5, 3}, 0);
   testing::run_layer_test({{"class_name", "CenterCrop"}, {"config", {{"height", 3}, {"width", 2}}}}, {2, 6, 4, 3}, {2, 3, 2, 3}, 0);
+  testing::run_layer_test({{"class_name", "RandomCrop"}, {"config", {{"height", 3}, {"width", 2}, {"seed", 731391571}}}},
+                          {2, 6, 4, 3}, {2, 3, 2, 3}, 0);
   for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
            {"antialias", true}, {"pad_to_aspect_ratio", true}, {"interpolation", "bicubic"}}) {
     const std::string error = testing::error_of(

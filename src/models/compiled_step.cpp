@@ -1,6 +1,9 @@
 #include "models/compiled_step.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -23,6 +26,12 @@ bool may_fuse(const graph::Graph& graph, const std::vector<std::vector<int>>& co
   const auto& outputs = graph.outputs();
   return consumers[size_t(tensor)] == std::vector<int>{int(n) + 1} &&
          std::find(outputs.begin(), outputs.end(), tensor) == outputs.end();
+}
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 }  // namespace
@@ -95,6 +104,11 @@ CompiledStep::CompiledStep(const graph::Graph& graph, int64_t batch, bool traini
     n += covered;
   }
   const int count = int(steps_.size());
+  if (training && worker == 0 && replica == 0 && std::getenv("TENFOLD_PROFILE")) {
+    profile_ = std::make_unique<Profile>();
+    profile_->forward_seconds.assign(steps_.size(), 0.0);
+    profile_->backward_seconds.assign(steps_.size(), 0.0);
+  }
 
   // Who reads each tensor, in step indices.
   std::vector<std::vector<int>> readers(tensor_count);
@@ -308,8 +322,32 @@ size_t CompiledStep::first_backward_step() const {
   return s;
 }
 
+CompiledStep::~CompiledStep() {
+  if (!profile_ || profile_->training_steps <= 0) return;
+  const std::vector<std::string> names = step_names();
+  const double per_step_ms = 1e3 / double(profile_->training_steps);
+  double total = 0;
+  for (size_t s = 0; s < steps_.size(); ++s) total += profile_->forward_seconds[s] + profile_->backward_seconds[s];
+  std::fprintf(stderr, "TENFOLD_PROFILE: the training step of replica 0, mean ms over %lld steps (batch %lld)\n",
+               static_cast<long long>(profile_->training_steps), static_cast<long long>(batch_));
+  std::fprintf(stderr, "%10s %10s %7s  %s\n", "forward", "backward", "share", "step");
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const double seconds = profile_->forward_seconds[s] + profile_->backward_seconds[s];
+    std::fprintf(stderr, "%10.3f %10.3f %6.1f%%  %s\n", profile_->forward_seconds[s] * per_step_ms,
+                 profile_->backward_seconds[s] * per_step_ms, total > 0 ? 100 * seconds / total : 0.0,
+                 names[s].c_str());
+  }
+  std::fprintf(stderr, "%21.3f %7s  the layers (not the loss, the optimizer or the gradient reduction)\n",
+               total * per_step_ms, "100%");
+}
+
 void CompiledStep::forward(bool training) {
-  for (Step& step : steps_) step.kernel->forward(step.input_tensors, tensors_[size_t(step.output)], training);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    const Clock::time_point start = profile_ ? Clock::now() : Clock::time_point{};
+    step.kernel->forward(step.input_tensors, tensors_[size_t(step.output)], training);
+    if (profile_) profile_->forward_seconds[s] += seconds_since(start);
+  }
   for (size_t k = 0; k < output_ids_.size(); ++k) {
     if (!float_outputs_[k].empty()) kernels::convert(tensors_[size_t(output_ids_[k])], float_outputs_[k]);
   }
@@ -379,8 +417,10 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
       add_activity_gradient(*activity, step, for_logits[s], mean_over);
     }
     std::span<Tensor> weights(step_weight_gradients_.data() + step.weights_begin, step.weights_count);
+    const Clock::time_point start = profile_ ? Clock::now() : Clock::time_point{};
     step.kernel->backward(step.input_tensors, tensors_[size_t(step.output)], gradients_[size_t(step.output)],
                           step.grad_targets, weights, for_logits[s]);
+    if (profile_) profile_->backward_seconds[s] += seconds_since(start);
     for (size_t k = 0; k < step.inputs.size(); ++k) {
       if (step.accumulates[k]) kernels::add_into(*step.grad_targets[k], gradients_[size_t(step.inputs[k])]);
     }
@@ -388,6 +428,10 @@ std::vector<double> CompiledStep::backward(std::span<const OutputLoss> losses, d
       kernels::add_into(step_weight_gradients_[from], step_weight_gradients_[into]);
     }
     if (on_final && step.weights_count > 0) on_final(step.buffer_offset);
+  }
+  if (profile_ && ++profile_->training_steps == 0) {  // the first step pays for first touches
+    std::fill(profile_->forward_seconds.begin(), profile_->forward_seconds.end(), 0.0);
+    std::fill(profile_->backward_seconds.begin(), profile_->backward_seconds.end(), 0.0);
   }
   return sums;
 }

@@ -45,6 +45,12 @@ class CompiledStep {
   /// CompileOptions).
   CompiledStep(const graph::Graph& graph, int64_t batch, bool training, int worker = 0,
                int replica = 0, distribute::CrossReplicaSum* cross_replica = nullptr);
+  /// With TENFOLD_PROFILE set in the environment, the training step of worker 0's replica 0
+  /// times each step's forward and backward, and prints their means (ms per training step,
+  /// the first step left out) to stderr when it is destroyed.
+  ~CompiledStep();
+  CompiledStep(CompiledStep&&) = default;
+  CompiledStep& operator=(CompiledStep&&) = default;
 
   int64_t batch_size() const { return batch_; }
   /// Fill the model's inputs (in the graph's order) with a batch before forward().
@@ -139,6 +145,11 @@ class CompiledStep {
   Tensor weight_gradient_buffer_;
   std::vector<Tensor> weight_gradients_;       // the trainable ones: views into the buffer
   std::vector<Tensor> step_weight_gradients_;  // every weight's, contiguous per step
+  struct Profile {
+    std::vector<double> forward_seconds, backward_seconds;  // per step
+    int64_t training_steps = -1;                             // timed: all but the first
+  };
+  std::unique_ptr<Profile> profile_;  // null unless profiling
 };
 
 }  // namespace tenfold::models

@@ -199,6 +199,27 @@ TEST(Sequential, AFrozenFirstLayerRunsNoBackwardAndChangingItTakesACompile) {
             std::string::npos);
 }
 
+TEST(Sequential, TenfoldProfileTimesEachStep) {
+  // TENFOLD_PROFILE: the training step prints each step's forward and backward when it goes.
+  reset_layer_names();
+  setenv("TENFOLD_PROFILE", "1", 1);
+  auto model = std::make_unique<models::Sequential>(std::vector<std::shared_ptr<Layer>>{
+      layers::Input(Shape{4, 3, 2}), std::make_shared<layers::Flatten>(),
+      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 5, .activation = "relu"}),
+      std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"})});
+  model->compile(std::make_shared<optimizers::SGD>(0.5f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+  ::testing::internal::CaptureStderr();
+  model->fit(random_tensor({8, 4, 3, 2}, 6), random_labels(8, 3, 7), quiet_fit(4, 2));
+  model.reset();
+  unsetenv("TENFOLD_PROFILE");
+  const std::string report = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(report.find("mean ms over 3 steps (batch 4)"), std::string::npos) << report;  // 4 steps, the first left out
+  for (const std::string step : {"flatten", "dense", "dense_1"}) {
+    EXPECT_NE(report.find("%  " + step + "\n"), std::string::npos) << step << " in\n" << report;
+  }
+  EXPECT_NE(report.find("100%  the layers"), std::string::npos) << report;
+}
+
 TEST(Sequential, CompiledStepReusesMemory) {
   auto model = models::seed_cnn();
   models::CompiledStep& step = model->compiled_step(64, true);

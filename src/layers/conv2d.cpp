@@ -1,6 +1,7 @@
 #include "layers/conv2d.h"
 
 #include "core/error.h"
+#include "kernels/few_channel_conv.h"
 #include "kernels/onednn/conv2d.h"
 #include "kernels/onednn/weight_layout.h"
 #include "layers/weighted_step.h"
@@ -79,9 +80,15 @@ Shape Conv2D::keras_kernel_shape(const kernels::WindowGeometry& g) const {
 std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const CompileOptions& options) {
   kernels::WindowGeometry g = geometry(input_shape);
   const auto& layout = static_cast<const OnednnWeightLayout&>(*kernel_layout_);
+  const int64_t rows = g.batch * g.out_height * g.out_width;
+  if (kernels::FewChannelConv2DKernel::handles(g, options.compute_dtype, options.need_input_gradient)) {
+    return std::make_unique<WeightedStep<kernels::FewChannelConv2DKernel>>(
+        activation_, rows, g.out_channels, weights(), options.compute_dtype, [&](kernels::Activation fused, DType) {
+          return kernels::FewChannelConv2DKernel(g, fused, options_.use_bias, layout.native_desc());
+        });
+  }
   return std::make_unique<WeightedStep<Conv2DKernel>>(
-      activation_, g.batch * g.out_height * g.out_width, g.out_channels, weights(), options.compute_dtype,
-      [&](kernels::Activation fused, DType dtype) {
+      activation_, rows, g.out_channels, weights(), options.compute_dtype, [&](kernels::Activation fused, DType dtype) {
         return Conv2DKernel(g, fused, options_.use_bias, layout.native_desc(), options.need_input_gradient, dtype,
                             false, options.need_weight_gradients ? Conv2DKernel::WeightGradients::fastest
                                                                  : Conv2DKernel::WeightGradients::bfloat16);

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "kernels/bfloat16.h"
+#include "kernels/few_channel_conv.h"
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/conv2d.h"
 #include "kernels/onednn/dense.h"
@@ -174,10 +175,13 @@ ConvReference reference_conv(const ConvRow& row, const WindowGeometry& g, const 
   return expected;
 }
 
-void check_conv_against_reference(const ConvRow& row) {
-  WindowGeometry g = row.geometry(2, 9);
+/// A row's kernel made by `make_kernel(g, layout)` (oneDNN's by default) against the
+/// reference on `size` x `size` images.
+template <typename MakeKernel>
+void check_conv_against_reference(const ConvRow& row, int64_t size, MakeKernel make_kernel) {
+  WindowGeometry g = row.geometry(2, size);
   size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.out_channels);
-  auto x = to_floats(random_values(size_t(g.batch * 9 * 9 * row.channels), 1));
+  auto x = to_floats(random_values(size_t(g.batch * size * size * row.channels), 1));
   const int64_t group_channels = row.channels / row.groups;
   auto kernel = to_floats(random_values(size_t(row.kernel * row.kernel * group_channels * row.filters), 2));
   auto bias = to_floats(random_values(size_t(row.filters), 3));
@@ -185,9 +189,12 @@ void check_conv_against_reference(const ConvRow& row) {
   const ConvReference expected = reference_conv(row, g, x, kernel, bias, upstream, false);
 
   onednn::OnednnWeightLayout layout = conv_layout(g);
-  onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer);
-  auto scratch = allocate_aligned(conv.scratch_bytes());  // a Winograd kernel's layout copies
-  conv.bind_scratch(scratch.get());
+  auto conv = make_kernel(g, layout);
+  std::shared_ptr<std::byte> scratch;
+  if constexpr (requires { conv.bind_scratch(nullptr); }) {
+    scratch = allocate_aligned(conv.scratch_bytes());  // a Winograd kernel's layout copies
+    conv.bind_scratch(scratch.get());
+  }
   auto native_kernel = to_native(layout, kernel);
   std::vector<float> y(out_count), dx(x.size()), dnative(native_kernel.size()), dbias(bias.size());
   conv.forward(x.data(), native_kernel.data(), bias.data(), y.data());
@@ -203,6 +210,12 @@ void check_conv_against_reference(const ConvRow& row) {
   EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected.dkernel),
                         rtol, 1e-4)) << "dkernel";
   EXPECT_TRUE(all_close(dbias, as_doubles(expected.dbias), rtol, 1e-4)) << "dbias";
+}
+
+void check_conv_against_reference(const ConvRow& row) {
+  check_conv_against_reference(row, 9, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+    return onednn::Conv2DKernel(g, row.activation, true, layout.native_desc(), !row.first_layer);
+  });
 }
 
 class Conv2DRows : public OpTable, public ::testing::WithParamInterface<ConvRow> {};
@@ -241,6 +254,36 @@ TEST_F(OpTable, Conv2DRunsWinogradWhereItPays) {
   auto [direct, direct_scratch] = implementations_of({3, 1, Padding::same, 16, 16, false, Activation::relu});
   for (const std::string& implementation : direct) EXPECT_FALSE(is_winograd(implementation)) << implementation;
   EXPECT_EQ(direct_scratch, 0u);
+}
+
+// The rows FewChannelConv2DKernel takes (a first layer of at most 4 channels into at most 16
+// filters, stride 1): on 9x9 images (one part of a vector per output row) and 28x28 (a whole
+// vector and a part).
+TEST_F(OpTable, FewChannelConv2DMatchesReference) {
+  int checked = 0;
+  for (const ConvRow& row : conv_rows()) {
+    if (!FewChannelConv2DKernel::handles(row.geometry(2, 9), DType::float32, !row.first_layer)) continue;
+    for (int64_t size : {9, 28}) {
+      SCOPED_TRACE(row.name() + " " + std::to_string(size) + "x" + std::to_string(size));
+      check_conv_against_reference(row, size, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+        return FewChannelConv2DKernel(g, row.activation, true, layout.native_desc());
+      });
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);  // 1->6 and 3->16 for each kernel size and padding
+  // Without a bias: the reference's with a zero one.
+  const ConvRow row{5, 1, Padding::same, 1, 6, true, Activation::linear};
+  const WindowGeometry g = row.geometry(2, 28);
+  auto x = to_floats(random_values(size_t(2 * 28 * 28), 5));
+  auto kernel = to_floats(random_values(size_t(5 * 5 * 6), 6));
+  std::vector<float> zero_bias(6, 0.0f), expected(size_t(2 * 28 * 28 * 6)), y(expected.size());
+  reference::conv2d_forward<float>(g, x.data(), kernel.data(), zero_bias.data(), expected.data());
+  onednn::OnednnWeightLayout layout = conv_layout(g);
+  FewChannelConv2DKernel conv(g, row.activation, false, layout.native_desc());
+  auto native_kernel = to_native(layout, kernel);
+  conv.forward(x.data(), native_kernel.data(), nullptr, y.data());
+  EXPECT_TRUE(all_close(y, as_doubles(expected), rtol, sum_atol(25)));
 }
 
 // ---- Dense: the sizes of the zoo's models, first layer or not, fused activations.

@@ -1,5 +1,6 @@
 #include "datasets/numpy.h"
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -152,8 +153,10 @@ Tensor NpyArray::to_tensor(const std::string& name) const {
     } else {
       double value = value_at(dtype, at);
       if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
-        throw Error(ErrorCode::invalid_argument, name + " holds " + std::to_string(int64_t(value)) +
-                                                 " at index " + std::to_string(i) +
+        // Printed from the double: an int64 near its limits rounds past them there.
+        char printed[32];
+        std::snprintf(printed, sizeof(printed), "%.0f", value);
+        throw Error(ErrorCode::invalid_argument, name + " holds " + printed + " at index " + std::to_string(i) +
                                                  ", outside the int32 range Tenfold keeps labels in");
       }
       tensor.data<int32_t>()[i] = int32_t(value);

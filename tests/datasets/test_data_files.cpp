@@ -100,6 +100,15 @@ TEST(NumpyFiles, UnreadableArraysAreClearErrors) {
   huge.replace(huge.find("(5, 3)"), 6, "(9999999999, 99999999)");
   std::ofstream(truncated, std::ios::binary | std::ios::trunc) << huge;
   EXPECT_NE(error_of([&] { read_npy(truncated); }).find("not a valid .npy file"), std::string::npos);
+  // Labels past int32, even near int64's limit (a fuzzer's find: converting that to int64 for
+  // the message was undefined behaviour).
+  std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ').push_back('\n');
+  std::string labels = std::string("\x93NUMPY\x01\x00", 8) + char(header.size() % 256) + char(header.size() / 256) + header;
+  for (int64_t value : {int64_t(3), int64_t(0x7ffffffffffffff3)}) labels.append(reinterpret_cast<const char*>(&value), 8);
+  std::ofstream(truncated, std::ios::binary | std::ios::trunc) << labels;
+  const std::string error = error_of([&] { read_npy(truncated); });
+  EXPECT_NE(error.find("holds 9223372036854775808 at index 1, outside the int32 range"), std::string::npos) << error;
   fs::remove(truncated);
 }
 

@@ -83,4 +83,10 @@ class ConfigReader {
   std::set<std::string> seen_;
 };
 
+/// A config value that may be None: the value, or null as Keras writes None.
+template <typename T>
+nlohmann::json json_or_null(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
 }  // namespace tenfold

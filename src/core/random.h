@@ -19,6 +19,9 @@ class Random {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   }
+  /// The n-th output of the sequence that starts at `state` (n from 1): a random layer's
+  /// draws for its n-th call, a mask's bits for its n-th element.
+  static constexpr uint64_t nth(uint64_t state, uint64_t n) { return mix(state + increment * n); }
   /// The next 64 random bits (splitmix64).
   uint64_t next_u64() { return mix(state_ += increment); }
   /// Uniform in [0, 1) with 24 random bits, exact in float.

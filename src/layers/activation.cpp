@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/config_reader.h"
 #include "core/error.h"
 #include "kernels/onednn/activation.h"
 
@@ -155,7 +156,7 @@ ReLU::ReLU(std::optional<double> max_value, double negative_slope, const std::st
 
 nlohmann::json ReLU::get_config() const {
   nlohmann::json config = Layer::get_config();
-  config["max_value"] = max_value_ ? nlohmann::json(*max_value_) : nlohmann::json(nullptr);
+  config["max_value"] = json_or_null(max_value_);
   config["negative_slope"] = negative_slope_;
   config["threshold"] = 0.0;
   return config;

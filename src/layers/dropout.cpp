@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/config_reader.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "kernels/bfloat16.h"
@@ -35,7 +36,7 @@ class DropoutStep : public LayerStep {
       mask_active_ = false;
       return;
     }
-    const uint64_t call_key = Random::mix(key_ + Random::increment * ++calls_);
+    const uint64_t call_key = Random::nth(key_, ++calls_);
     float* mask = mask_.data<float>();
     if (noise_index_.empty()) {
       draw(call_key, mask, count);
@@ -66,7 +67,7 @@ class DropoutStep : public LayerStep {
   void draw(uint64_t call_key, float* mask, int64_t count) const {
     const float scale = 1.0f / (1.0f - rate_);
     for (int64_t i = 0; i < count; ++i) {
-      uint32_t bits = uint32_t(Random::mix(call_key + Random::increment * uint64_t(i)) >> 40);
+      uint32_t bits = uint32_t(Random::nth(call_key, uint64_t(i)) >> 40);
       mask[i] = bits >= keep_threshold_ ? scale : 0.0f;
     }
   }
@@ -103,7 +104,7 @@ Dropout::Dropout(float rate, std::optional<uint64_t> seed, const std::string& na
 }
 
 std::unique_ptr<LayerStep> Dropout::compile(const Shape& input_shape, const CompileOptions& options) {
-  const uint64_t key = options.stream_key(seed_.value_or(Random::seed_from(name())), input_shape[0]);
+  const uint64_t key = options.stream_key(seed_, name(), input_shape[0]);
   if (noise_shape_.empty()) return std::make_unique<DropoutStep>(rate_, key, input_shape, input_shape, options.compute_dtype);
   check_argument(int64_t(noise_shape_.size()) == input_shape.rank(),
                  "Dropout '" + name() + "': noise_shape has " + std::to_string(noise_shape_.size()) +
@@ -123,13 +124,13 @@ std::unique_ptr<LayerStep> Dropout::compile(const Shape& input_shape, const Comp
 nlohmann::json Dropout::get_config() const {
   nlohmann::json config = Layer::get_config();
   config["rate"] = rate_;
-  config["seed"] = seed_ ? nlohmann::json(*seed_) : nlohmann::json(nullptr);
+  config["seed"] = json_or_null(seed_);
   if (noise_shape_.empty()) {
     config["noise_shape"] = nullptr;
   } else {
     config["noise_shape"] = nlohmann::json::array();
     for (const std::optional<int64_t>& dim : noise_shape_) {
-      config["noise_shape"].push_back(dim ? nlohmann::json(*dim) : nlohmann::json(nullptr));
+      config["noise_shape"].push_back(json_or_null(dim));
     }
   }
   return config;

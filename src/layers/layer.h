@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,9 +46,10 @@ struct CompileOptions {
   distribute::CrossReplicaSum* cross_replica = nullptr;
 
   /// The key of a random layer's stream for these options and a batch of `batch`: from its
-  /// seed, the worker, the replica, the batch size and the call.
-  uint64_t stream_key(uint64_t seed, int64_t batch) const {
-    const uint64_t key = Random::stream_key(seed, {uint64_t(worker), uint64_t(replica), uint64_t(batch)});
+  /// seed (unseeded: its name), the worker, the replica, the batch size and the call.
+  uint64_t stream_key(const std::optional<uint64_t>& seed, std::string_view layer_name, int64_t batch) const {
+    const uint64_t key = Random::stream_key(seed.value_or(Random::seed_from(layer_name)),
+                                            {uint64_t(worker), uint64_t(replica), uint64_t(batch)});
     return call == 0 ? key : Random::stream_key(key, {uint64_t(call)});
   }
 };

@@ -6,6 +6,7 @@
 #include <numbers>
 #include <vector>
 
+#include "core/config_reader.h"
 #include "core/error.h"
 
 namespace tenfold::layers {
@@ -25,7 +26,7 @@ class RandomImageStep : public LayerStep {
       if (input.raw_data() != output.raw_data()) std::memcpy(output.raw_data(), input.raw_data(), input.num_bytes());
       return;
     }
-    Random random(Random::mix(key_ + Random::increment * ++calls_));
+    Random random(Random::nth(key_, ++calls_));
     layer_.augment(input.data<float>(), output.data<float>(), shape_, random, *state_);
   }
 
@@ -50,10 +51,6 @@ class RandomImageStep : public LayerStep {
   bool augmented_ = false;
 };
 
-nlohmann::json seed_json(const std::optional<uint64_t>& seed) {
-  return seed ? nlohmann::json(*seed) : nlohmann::json(nullptr);
-}
-
 }  // namespace
 
 RandomImageLayer::RandomImageLayer(const std::string& snake_name, const std::string& name, std::optional<uint64_t> seed)
@@ -68,13 +65,13 @@ Shape RandomImageLayer::compute_output_shape(const Shape& input_shape) const {
 
 std::unique_ptr<LayerStep> RandomImageLayer::compile(const Shape& input_shape, const CompileOptions& options) {
   compute_output_shape(input_shape);
-  const uint64_t key = options.stream_key(seed_.value_or(Random::seed_from(name())), input_shape[0]);
+  const uint64_t key = options.stream_key(seed_, name(), input_shape[0]);
   return std::make_unique<RandomImageStep>(*this, input_shape, key);
 }
 
 nlohmann::json RandomImageLayer::get_config() const {
   nlohmann::json config = Layer::get_config();
-  config["seed"] = seed_json(seed_);
+  config["seed"] = json_or_null(seed_);
   config["data_format"] = "channels_last";
   return config;
 }

@@ -1,5 +1,6 @@
 #include "layers/resizing.h"
 
+#include "core/config_reader.h"
 #include "core/error.h"
 #include "core/random.h"
 
@@ -34,7 +35,7 @@ class RandomCropStep : public ResizeStep {
   void forward(const Tensor& input, Tensor& output, bool training) override {
     geometry_ = inference_;
     if (training && inference_.in_height > inference_.out_height && inference_.in_width > inference_.out_width) {
-      Random random(Random::mix(key_ + Random::increment * ++calls_));
+      Random random(Random::nth(key_, ++calls_));
       geometry_.window_height = geometry_.out_height;
       geometry_.window_width = geometry_.out_width;
       geometry_.top = int64_t(random.below(uint64_t(geometry_.in_height - geometry_.out_height + 1)));
@@ -145,7 +146,7 @@ kernels::ResizeGeometry RandomCrop::geometry(const Shape& input_shape) const {
 }
 
 std::unique_ptr<LayerStep> RandomCrop::compile(const Shape& input_shape, const CompileOptions& options) {
-  const uint64_t key = options.stream_key(seed_.value_or(Random::seed_from(name())), input_shape[0]);
+  const uint64_t key = options.stream_key(seed_, name(), input_shape[0]);
   return std::make_unique<RandomCropStep>(geometry(input_shape), key);
 }
 
@@ -154,7 +155,7 @@ nlohmann::json RandomCrop::get_config() const {
   config["height"] = height();
   config["width"] = width();
   config["data_format"] = "channels_last";
-  config["seed"] = seed_ ? nlohmann::json(*seed_) : nlohmann::json(nullptr);
+  config["seed"] = json_or_null(seed_);
   return config;
 }
 

@@ -134,7 +134,7 @@ class CosineDecay : public LearningRateSchedule {
   std::string class_name() const override { return "CosineDecay"; }
   json get_config() const override {
     return {{"initial_learning_rate", initial_}, {"decay_steps", steps_}, {"alpha", alpha_}, {"name", "CosineDecay"},
-            {"warmup_target", warmup_target_ ? json(*warmup_target_) : json(nullptr)}, {"warmup_steps", warmup_steps_}};
+            {"warmup_target", json_or_null(warmup_target_)}, {"warmup_steps", warmup_steps_}};
   }
 
  private:

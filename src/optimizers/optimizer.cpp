@@ -20,12 +20,11 @@ namespace tenfold::optimizers {
 nlohmann::json Optimizer::get_config() const {
   nlohmann::json config = {{"name", class_name()},
                            {"learning_rate", schedule_ ? serialize(*schedule_) : nlohmann::json(learning_rate_)}};
-  auto optional = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); };
-  config["weight_decay"] = optional(gradient_options_.weight_decay);
-  config["clipnorm"] = optional(gradient_options_.clipnorm);
-  config["global_clipnorm"] = optional(gradient_options_.global_clipnorm);
-  config["clipvalue"] = optional(gradient_options_.clipvalue);
-  config["gradient_accumulation_steps"] = optional(gradient_options_.gradient_accumulation_steps);
+  config["weight_decay"] = json_or_null(gradient_options_.weight_decay);
+  config["clipnorm"] = json_or_null(gradient_options_.clipnorm);
+  config["global_clipnorm"] = json_or_null(gradient_options_.global_clipnorm);
+  config["clipvalue"] = json_or_null(gradient_options_.clipvalue);
+  config["gradient_accumulation_steps"] = json_or_null(gradient_options_.gradient_accumulation_steps);
   return config;
 }
 

@@ -113,13 +113,14 @@ bool FewChannelConv2DKernel::handles(const WindowGeometry& g, DType dtype, bool 
 }
 
 FewChannelConv2DKernel::FewChannelConv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
-                                               const onednn::memory::desc& stored_weights)
+                                               const onednn::memory::desc& stored_weights,
+                                               bool need_weight_gradients)
     : g_(g),
       use_bias_(use_bias),
       keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(g)),
-      backward_(g, activation, use_bias, stored_weights, false),
       zero_bias_(size_t(g.out_channels), 0.0f) {
   check_argument(handles(g, DType::float32, false), "this convolution is not one of few channels");
+  if (need_weight_gradients) backward_.emplace(g, activation, use_bias, stored_weights, false);
   if (activation.kind != Activation::linear) {
     activation_ = onednn::ActivationKernel(activation, g.batch * g.out_height * g.out_width, g.out_channels);
   }
@@ -135,7 +136,7 @@ void FewChannelConv2DKernel::forward(const void* src, const float* weights, cons
 void FewChannelConv2DKernel::backward(const void* src, const void* dst, void* diff_dst, const float* weights,
                                       void* diff_src, float* diff_weights, float* diff_bias) {
   check_argument(diff_src == nullptr, "a few-channel Conv2D kernel computes no input gradient");
-  backward_.backward(src, dst, diff_dst, weights, nullptr, diff_weights, diff_bias);
+  if (backward_) backward_->backward(src, dst, diff_dst, weights, nullptr, diff_weights, diff_bias);
 }
 
 }  // namespace tenfold::kernels

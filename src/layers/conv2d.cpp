@@ -84,14 +84,15 @@ std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const Compi
   if (kernels::FewChannelConv2DKernel::handles(g, options.compute_dtype, options.need_input_gradient)) {
     return std::make_unique<WeightedStep<kernels::FewChannelConv2DKernel>>(
         activation_, rows, g.out_channels, weights(), options.compute_dtype, [&](kernels::Activation fused, DType) {
-          return kernels::FewChannelConv2DKernel(g, fused, options_.use_bias, layout.native_desc());
+          return kernels::FewChannelConv2DKernel(g, fused, options_.use_bias, layout.native_desc(),
+                                                 options.need_weight_gradients);
         });
   }
   return std::make_unique<WeightedStep<Conv2DKernel>>(
       activation_, rows, g.out_channels, weights(), options.compute_dtype, [&](kernels::Activation fused, DType dtype) {
         return Conv2DKernel(g, fused, options_.use_bias, layout.native_desc(), options.need_input_gradient, dtype,
                             false, options.need_weight_gradients ? Conv2DKernel::WeightGradients::fastest
-                                                                 : Conv2DKernel::WeightGradients::bfloat16);
+                                                                 : Conv2DKernel::WeightGradients::none);
       });
 }
 

@@ -256,6 +256,40 @@ TEST_F(OpTable, Conv2DRunsWinogradWhereItPays) {
   EXPECT_EQ(direct_scratch, 0u);
 }
 
+TEST_F(OpTable, Conv2DWithoutWeightGradientsMakesNoBackwardWeightsPrimitive) {
+  // Inference and frozen layers: forward and backward-data as with weight gradients, no
+  // backward-weights primitive, and backward leaves the weight gradients alone.
+  const ConvRow row{3, 1, Padding::same, 16, 32, false, Activation::relu};
+  const WindowGeometry g = row.geometry(4, 14);
+  onednn::OnednnWeightLayout layout = conv_layout(g);
+  using Gradients = onednn::Conv2DKernel::WeightGradients;
+  onednn::Conv2DKernel with(g, row.activation, true, layout.native_desc(), true);
+  onednn::Conv2DKernel without(g, row.activation, true, layout.native_desc(), true, DType::float32, false,
+                               Gradients::none);
+  ASSERT_EQ(with.implementations().size(), 3u);
+  ASSERT_EQ(without.implementations().size(), 2u);  // forward, backward-data
+  EXPECT_TRUE(without.implementations()[1].starts_with("backward-data"));
+  auto x = to_floats(random_values(size_t(4 * 14 * 14 * 16), 1));
+  auto kernel = to_native(layout, to_floats(random_values(size_t(3 * 3 * 16 * 32), 2)));
+  auto bias = to_floats(random_values(32, 3));
+  auto upstream = to_floats(random_values(size_t(4 * 14 * 14 * 32), 4));
+  std::vector<float> y_with(upstream.size()), y_without(upstream.size()), dx_with(x.size()), dx_without(x.size());
+  std::vector<float> dkernel_with(kernel.size()), dbias_with(32), untouched(kernel.size(), 7.0f), untouched_bias(32, 7.0f);
+  with.forward(x.data(), kernel.data(), bias.data(), y_with.data());
+  without.forward(x.data(), kernel.data(), bias.data(), y_without.data());
+  EXPECT_EQ(y_with, y_without);
+  auto dy = upstream;
+  with.backward(x.data(), y_with.data(), upstream.data(), kernel.data(), dx_with.data(), dkernel_with.data(),
+                dbias_with.data());
+  without.backward(x.data(), y_without.data(), dy.data(), kernel.data(), dx_without.data(), untouched.data(),
+                   untouched_bias.data());
+  EXPECT_EQ(dx_with, dx_without);
+  EXPECT_EQ(untouched, std::vector<float>(kernel.size(), 7.0f));
+  EXPECT_EQ(untouched_bias, std::vector<float>(32, 7.0f));
+  EXPECT_THROW(without.backward_weights(x.data(), dy.data(), untouched.data(), untouched_bias.data(), false),
+               std::exception);
+}
+
 // The rows FewChannelConv2DKernel takes (a first layer of at most 4 channels into at most 16
 // filters, stride 1): on 9x9 images (one part of a vector per output row) and 28x28 (a whole
 // vector and a part).
@@ -266,7 +300,7 @@ TEST_F(OpTable, FewChannelConv2DMatchesReference) {
     for (int64_t size : {9, 28}) {
       SCOPED_TRACE(row.name() + " " + std::to_string(size) + "x" + std::to_string(size));
       check_conv_against_reference(row, size, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
-        return FewChannelConv2DKernel(g, row.activation, true, layout.native_desc());
+        return FewChannelConv2DKernel(g, row.activation, true, layout.native_desc(), true);
       });
     }
     ++checked;
@@ -280,7 +314,7 @@ TEST_F(OpTable, FewChannelConv2DMatchesReference) {
   std::vector<float> zero_bias(6, 0.0f), expected(size_t(2 * 28 * 28 * 6)), y(expected.size());
   reference::conv2d_forward<float>(g, x.data(), kernel.data(), zero_bias.data(), expected.data());
   onednn::OnednnWeightLayout layout = conv_layout(g);
-  FewChannelConv2DKernel conv(g, row.activation, false, layout.native_desc());
+  FewChannelConv2DKernel conv(g, row.activation, false, layout.native_desc(), false);
   auto native_kernel = to_native(layout, kernel);
   conv.forward(x.data(), native_kernel.data(), nullptr, y.data());
   EXPECT_TRUE(all_close(y, as_doubles(expected), rtol, sum_atol(25)));

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "io/model_file.h"
+#include "layers/conv2d.h"
 #include "layers/dense.h"
 #include "layers/flatten.h"
 #include "layers/input.h"
@@ -197,6 +198,42 @@ TEST(Sequential, AFrozenFirstLayerRunsNoBackwardAndChangingItTakesACompile) {
   EXPECT_NE(testing::error_of([&] { model->fit(x, y, quiet_fit(8, 1)); })
                 .find("layer 'dense' was made trainable after compile: compile the model again"),
             std::string::npos);
+}
+
+TEST(Sequential, FrozenConv2DLayersComputeNoWeightGradientAndPassGradientsOn) {
+  // A frozen convolution is compiled without weight gradients (no backward-weights primitive;
+  // the few-channel first-layer kernel, none at all). One SGD step must move every other
+  // layer as when nothing is frozen (the gradients come from the same forward), so a frozen
+  // layer's input gradient stays exact, and leave the frozen one as it was.
+  auto make = [](int frozen_layer, bool train) {
+    reset_layer_names();
+    set_random_seed(4);
+    auto model = std::make_unique<models::Sequential>(std::vector<std::shared_ptr<Layer>>{
+        layers::Input(Shape{9, 9, 1}),
+        std::make_shared<layers::Conv2D>(layers::Conv2DOptions{.filters = 6, .padding = "same", .activation = "tanh"}),
+        std::make_shared<layers::Conv2D>(layers::Conv2DOptions{.filters = 8, .activation = "relu"}),
+        std::make_shared<layers::Flatten>(),
+        std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"})});
+    if (frozen_layer >= 0) model->layers()[size_t(frozen_layer)]->set_trainable(false);
+    model->compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
+    if (train) model->fit(random_tensor({16, 9, 9, 1}, 6), random_labels(16, 3, 7), quiet_fit(16, 1));
+    return model;
+  };
+  auto weight = [](const std::unique_ptr<models::Sequential>& model, size_t layer) {
+    return model->layers()[layer]->weights()[0]->read();
+  };
+  const auto initial = make(-1, false);
+  const auto all_trained = make(-1, true);
+  for (int frozen_layer : {0, 1}) {  // the few-channel first layer, then a oneDNN one
+    SCOPED_TRACE("frozen layer " + std::to_string(frozen_layer));
+    const auto model = make(frozen_layer, true);
+    for (size_t layer : {0u, 1u, 3u}) {
+      const auto& expected = int(layer) == frozen_layer ? initial : all_trained;
+      EXPECT_TRUE(testing::all_close(weight(model, layer), weight(expected, layer), 1e-6, 1e-7)) << layer;
+    }
+    EXPECT_FALSE(testing::all_close(weight(initial, size_t(frozen_layer)), weight(all_trained, size_t(frozen_layer)),
+                                    1e-6, 1e-7));  // the step moves it when trainable
+  }
 }
 
 TEST(Sequential, TenfoldProfileTimesEachStep) {

@@ -192,48 +192,6 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
                                      {DNNL_ARG_WEIGHTS, pd.weights_desc()},
                                      {DNNL_ARG_DIFF_SRC, d.src}});
   }
-  // The bias gradient is kernels/column_sums.h, not oneDNN's (slower) bias reduction. Weight
-  // gradients are float32 from bfloat16 activations too (Keras' variables are float32).
-  const memory::desc any_float_weights(weight_dims(g), memory::data_type::f32, tag::any);
-  auto make_backward_weights = [&](const ConvDescs& descs, const dnnl::convolution_forward::primitive_desc& hint,
-                                   algorithm descs_method) {
-    dnnl::convolution_backward_weights::primitive_desc pd(
-        {descs_method, descs.src, any_float_weights, descs.dst, descs.strides, descs.dilates,
-         descs.padding_left, descs.padding_right},
-        attr, engine(), hint);
-    return BoundPrimitive(dnnl::convolution_backward_weights(pd), pd,
-                          {{DNNL_ARG_SRC, descs.src}, {DNNL_ARG_DIFF_DST, descs.dst},
-                           {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()}});
-  };
-  backward_weights_ = make_backward_weights(d, forward_pd, method);
-  if (dtype == DType::bfloat16 && !need_diff_src && reduction_size(g) < 64) {
-    // A first layer over few input channels: oneDNN's bfloat16 backward-weights is several
-    // times slower than its float32 one on some (1->32 3x3 stride 2, 1->6 5x5) and not on
-    // others (1->32 3x3 'same'). Both read the same bfloat16 values and sum in float32, so the
-    // faster, its conversions to float32 counted, is timed once per process and geometry (every
-    // replica and call then computes alike). Measured: 2-4x on strided_avgpool's and lenet5's
-    // first layers, within 10% on vgg_stack's.
-    const ConvDescs float_descs = conv_descs(g);
-    dnnl::convolution_forward::primitive_desc float_forward(
-        forward_desc(float_descs, float_descs.any_weights, use_bias), engine());
-    BoundPrimitive in_float = make_backward_weights(float_descs, float_forward, algorithm::convolution_direct);
-    float_src_ = allocate_aligned(float_descs.src.get_size());
-    float_diff_dst_ = allocate_aligned(float_descs.dst.get_size());
-    bool in_float32 = weight_gradients == WeightGradients::float32;
-    if (weight_gradients == WeightGradients::fastest) {
-      in_float32 = decided_once(g, [&] {
-        return float32_clearly_faster(backward_weights_, in_float, d.src, d.dst, float_src_.get(),
-                                      float_diff_dst_.get());
-      });
-    }
-    if (in_float32) {
-      backward_weights_ = std::move(in_float);
-      src_elements_ = int64_t(d.src.get_size() / sizeof(bfloat16));
-    } else {
-      float_src_.reset();
-      float_diff_dst_.reset();
-    }
-  }
   if (method == algorithm::convolution_winograd) {
     src_to_blocked_ = layout_copy(nhwc.src, d.src);
     dst_to_blocked_ = layout_copy(nhwc.dst, d.dst);
@@ -242,18 +200,63 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
     blocked_src_bytes_ = aligned_size(d.src.get_size());
     blocked_dst_bytes_ = d.dst.get_size();
   }
-  const memory::desc diff_weights = backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS);
-  own_diff_weights_ = allocate_aligned(diff_weights.get_size());
-  dnnl::primitive_attr add_attr;
-  dnnl::post_ops add;
-  add.append_sum(1.0f);
-  add_attr.set_post_ops(add);
-  dnnl::reorder::primitive_desc to_pd(engine(), diff_weights, engine(), stored_weights);
-  to_weights_layout_ = BoundPrimitive(dnnl::reorder(to_pd), to_pd,
-                                      {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, stored_weights}});
-  dnnl::reorder::primitive_desc add_pd(engine(), diff_weights, engine(), stored_weights, add_attr);
-  add_to_weights_layout_ = BoundPrimitive(
-      dnnl::reorder(add_pd), add_pd, {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, stored_weights}});
+  // No weight gradient wanted (inference, a frozen layer): no backward-weights primitive.
+  if (weight_gradients != WeightGradients::none) {
+    // The bias gradient is kernels/column_sums.h, not oneDNN's (slower) bias reduction. Weight
+    // gradients are float32 from bfloat16 activations too (Keras' variables are float32).
+    const memory::desc any_float_weights(weight_dims(g), memory::data_type::f32, tag::any);
+    auto make_backward_weights = [&](const ConvDescs& descs, const dnnl::convolution_forward::primitive_desc& hint,
+                                     algorithm descs_method) {
+      dnnl::convolution_backward_weights::primitive_desc pd(
+          {descs_method, descs.src, any_float_weights, descs.dst, descs.strides, descs.dilates,
+           descs.padding_left, descs.padding_right},
+          attr, engine(), hint);
+      return BoundPrimitive(dnnl::convolution_backward_weights(pd), pd,
+                            {{DNNL_ARG_SRC, descs.src}, {DNNL_ARG_DIFF_DST, descs.dst},
+                             {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()}});
+    };
+    backward_weights_ = make_backward_weights(d, forward_pd, method);
+    if (dtype == DType::bfloat16 && !need_diff_src && reduction_size(g) < 64) {
+      // A first layer over few input channels: oneDNN's bfloat16 backward-weights is several
+      // times slower than its float32 one on some (1->32 3x3 stride 2, 1->6 5x5) and not on
+      // others (1->32 3x3 'same'). Both read the same bfloat16 values and sum in float32, so the
+      // faster, its conversions to float32 counted, is timed once per process and geometry (every
+      // replica and call then computes alike). Measured: 2-4x on strided_avgpool's and lenet5's
+      // first layers, within 10% on vgg_stack's.
+      const ConvDescs float_descs = conv_descs(g);
+      dnnl::convolution_forward::primitive_desc float_forward(
+          forward_desc(float_descs, float_descs.any_weights, use_bias), engine());
+      BoundPrimitive in_float = make_backward_weights(float_descs, float_forward, algorithm::convolution_direct);
+      float_src_ = allocate_aligned(float_descs.src.get_size());
+      float_diff_dst_ = allocate_aligned(float_descs.dst.get_size());
+      bool in_float32 = weight_gradients == WeightGradients::float32;
+      if (weight_gradients == WeightGradients::fastest) {
+        in_float32 = decided_once(g, [&] {
+          return float32_clearly_faster(backward_weights_, in_float, d.src, d.dst, float_src_.get(),
+                                        float_diff_dst_.get());
+        });
+      }
+      if (in_float32) {
+        backward_weights_ = std::move(in_float);
+        src_elements_ = int64_t(d.src.get_size() / sizeof(bfloat16));
+      } else {
+        float_src_.reset();
+        float_diff_dst_.reset();
+      }
+    }
+    const memory::desc diff_weights = backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS);
+    own_diff_weights_ = allocate_aligned(diff_weights.get_size());
+    dnnl::primitive_attr add_attr;
+    dnnl::post_ops add;
+    add.append_sum(1.0f);
+    add_attr.set_post_ops(add);
+    dnnl::reorder::primitive_desc to_pd(engine(), diff_weights, engine(), stored_weights);
+    to_weights_layout_ = BoundPrimitive(dnnl::reorder(to_pd), to_pd,
+                                        {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, stored_weights}});
+    dnnl::reorder::primitive_desc add_pd(engine(), diff_weights, engine(), stored_weights, add_attr);
+    add_to_weights_layout_ = BoundPrimitive(
+        dnnl::reorder(add_pd), add_pd, {{DNNL_ARG_FROM, diff_weights}, {DNNL_ARG_TO, stored_weights}});
+  }
   scratchpad_ = allocate_aligned(std::max({forward_.scratchpad_bytes(),
                                            backward_data_.scratchpad_bytes(),
                                            backward_weights_.scratchpad_bytes()}));
@@ -267,7 +270,9 @@ std::vector<std::string> Conv2DKernel::implementations() const {
   if (!backward_data_.empty()) {
     names.push_back("backward-data " + with_reorder(backward_data_, backward_data_weights_));
   }
-  names.push_back("backward-weights " + backward_weights_.implementation() + (float_src_ ? " (float32)" : ""));
+  if (!backward_weights_.empty()) {
+    names.push_back("backward-weights " + backward_weights_.implementation() + (float_src_ ? " (float32)" : ""));
+  }
   return names;
 }
 
@@ -301,7 +306,7 @@ void Conv2DKernel::backward(const void* src, const void* dst, void* diff_dst,
                             float* diff_bias) {
   activation_backward(dst, diff_dst);
   if (diff_src != nullptr) backward_data(diff_dst, weights, diff_src);
-  backward_weights(src, diff_dst, diff_weights, diff_bias, false);
+  if (!backward_weights_.empty()) backward_weights(src, diff_dst, diff_weights, diff_bias, false);
 }
 
 void Conv2DKernel::activation_backward(const void* dst, void* diff_dst) {
@@ -321,6 +326,7 @@ void Conv2DKernel::backward_data(const void* diff_dst, const float* weights, voi
 
 void Conv2DKernel::backward_weights(const void* src, const void* diff_dst, float* diff_weights,
                                     float* diff_bias, bool accumulate) {
+  check_argument(!backward_weights_.empty(), "Conv2D kernel was built without weight gradients");
   if (float_src_) {  // the float32 kernel was faster (see the constructor)
     kernels::to_float(static_cast<const bfloat16*>(src), reinterpret_cast<float*>(float_src_.get()), src_elements_);
     kernels::to_float(static_cast<const bfloat16*>(diff_dst), reinterpret_cast<float*>(float_diff_dst_.get()),

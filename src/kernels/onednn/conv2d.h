@@ -16,8 +16,9 @@ class Conv2DKernel {
  public:
   /// How a bfloat16 first layer over few channels (a reduction below 64) computes its weight
   /// gradient: oneDNN's bfloat16 or float32 kernel on the same values; `fastest` times both
-  /// once per process and geometry.
-  enum class WeightGradients { fastest, bfloat16, float32 };
+  /// once per process and geometry. `none`: no weight gradient is wanted (inference, a frozen
+  /// layer), so no backward-weights primitive is made and backward computes none.
+  enum class WeightGradients { fastest, bfloat16, float32, none };
 
   /// The weight layout oneDNN runs fastest with for this geometry.
   static memory::desc preferred_weights_desc(const WindowGeometry& g);
@@ -29,8 +30,7 @@ class Conv2DKernel {
   /// layer, whose input needs no gradient. `dtype` is the activations' and their gradients'
   /// (float32 or bfloat16); weights, bias and their gradients are float32 either way. With
   /// `bfloat16_weights` a float32 kernel reads its weights rounded to bfloat16 (it stands in
-  /// for a bfloat16 one). Pass WeightGradients::bfloat16 where no weight gradient is wanted
-  /// (inference, a frozen layer): nothing is timed.
+  /// for a bfloat16 one).
   Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                const memory::desc& stored_weights, bool need_diff_src, DType dtype = DType::float32,
                bool bfloat16_weights = false, WeightGradients weight_gradients = WeightGradients::fastest);
@@ -47,7 +47,8 @@ class Conv2DKernel {
   /// as the previous call converted them (a later chunk of one step: cast once per step).
   void forward(const void* src, const float* weights, const float* bias, void* dst, bool reuse_weights = false);
   /// All of the backward: activation (in place on diff_dst), data (diff_src may be null when
-  /// need_diff_src was false) and weights (diff_bias ignored without bias).
+  /// need_diff_src was false) and weights (diff_bias ignored without bias; both ignored with
+  /// WeightGradients::none).
   void backward(const void* src, const void* dst, void* diff_dst, const float* weights,
                 void* diff_src, float* diff_weights, float* diff_bias);
 

@@ -46,11 +46,12 @@ class BatchNormStep : public LayerStep {
                       data_or_null(beta_), output.raw_data());
   }
 
-  void backward(const Tensor& input, const Tensor&, Tensor& grad_output, Tensor* grad_input,
+  // With a fused ReLU, grad_output is the gradient of the ReLU's output, `output`.
+  void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor> weight_gradients, bool) override {
     void* diff_src = grad_input ? grad_input->raw_data() : nullptr;
     if (!used_batch_statistics_) {  // frozen: its weights learn nothing
-      kernel_.backward_with_constant_statistics(grad_output.raw_data(), variance(),
+      kernel_.backward_with_constant_statistics(output.raw_data(), grad_output.raw_data(), variance(),
                                                 data_or_null(gamma_), diff_src);
       return;
     }
@@ -58,10 +59,10 @@ class BatchNormStep : public LayerStep {
     // state's (none).
     float* diff_gamma = gamma_ ? weight_gradients[0].data<float>() : nullptr;
     float* diff_beta = beta_ ? weight_gradients[gamma_ ? 1 : 0].data<float>() : nullptr;
-    kernel_.backward_sums(input.raw_data(), grad_output.raw_data(), own_sums_.data());
+    kernel_.backward_sums(input.raw_data(), output.raw_data(), grad_output.raw_data(), own_sums_.data());
     std::copy(own_sums_.begin(), own_sums_.end(), sums_.begin());
     const double rows = summed_rows();
-    kernel_.backward_through_statistics(input.raw_data(), grad_output.raw_data(), mean(),
+    kernel_.backward_through_statistics(input.raw_data(), output.raw_data(), grad_output.raw_data(), mean(),
                                         variance(), data_or_null(gamma_), sums_.data(), rows,
                                         own_sums_.data(), diff_src, diff_gamma, diff_beta);
   }
@@ -134,11 +135,21 @@ void BatchNormalization::build_weights(const Shape& input_shape, Random& random)
 
 std::unique_ptr<LayerStep> BatchNormalization::compile(const Shape& input_shape,
                                                        const CompileOptions& options) {
+  return compile_with_activation(input_shape, kernels::Activation::linear, options);
+}
+
+std::unique_ptr<LayerStep> BatchNormalization::compile_with_activation(const Shape& input_shape,
+                                                                       const kernels::Activation& activation,
+                                                                       const CompileOptions& options) {
+  const bool relu = activation.kind == kernels::Activation::relu;
+  if (!(activation.kind == kernels::Activation::linear || (relu && activation.alpha == 0))) return nullptr;
   const int64_t channels = input_shape[input_shape.rank() - 1];
   const BatchNormGeometry geometry{.rows = input_shape.num_elements() / channels,
                                    .channels = channels,
                                    .epsilon = options_.epsilon,
-                                   .dtype = options.compute_dtype};
+                                   .dtype = options.compute_dtype,
+                                   .relu = relu,
+                                   .relu_max_value = activation.max_value};
   // A frozen layer normalises with its moving statistics even in training, as in Keras.
   distribute::CrossReplicaSum* synchronized = synchronizes_replicas() ? options.cross_replica : nullptr;
   return std::make_unique<BatchNormStep>(geometry, trainable(), synchronized, options.replica,

@@ -10,6 +10,7 @@
 // statistics (and their gradients' sums) are summed over every replica of every worker: the
 // global batch's, as one replica would compute them. Inference, and a frozen layer
 // (trainable=false) even in training, normalise with the moving statistics.
+#include "kernels/window.h"
 #include "layers/layer.h"
 
 namespace tenfold::layers {
@@ -35,6 +36,10 @@ class BatchNormalization : public Layer {
   std::string class_name() const override { return "BatchNormalization"; }
   Shape compute_output_shape(const Shape& input_shape) const override;
   std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
+  /// The step of this layer followed by `activation` (the next layer's), one pass each way
+  /// fewer; null unless the activation is a ReLU without negative slope (capped or not).
+  std::unique_ptr<LayerStep> compile_with_activation(const Shape& input_shape, const kernels::Activation& activation,
+                                                     const CompileOptions& options);
   nlohmann::json get_config() const override;
   /// statistics: a training batch's mean and variance.
   void update_state(std::span<const Tensor> statistics) override;

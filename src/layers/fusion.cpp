@@ -10,6 +10,7 @@
 #include "kernels/onednn/pooling.h"
 #include "kernels/onednn/weight_layout.h"
 #include "layers/activation.h"
+#include "layers/batch_normalization.h"
 #include "layers/conv2d.h"
 #include "layers/merge.h"
 #include "layers/pooling.h"
@@ -197,6 +198,10 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
   auto* activation = dynamic_cast<layers::Activation*>(&second);
   if (merge != nullptr && activation != nullptr && activation->fuses_as_post_op()) {
     return merge->compile_with_activation(input_shapes, activation->kind(), options.compute_dtype);
+  }
+  auto* normalization = dynamic_cast<layers::BatchNormalization*>(&first);
+  if (normalization != nullptr && activation != nullptr && input_shapes.size() == 1) {
+    return normalization->compile_with_activation(input_shapes[0], activation->kind(), options);
   }
   auto* conv = dynamic_cast<layers::Conv2D*>(&first);
   auto* pool = dynamic_cast<layers::Pooling2D*>(&second);

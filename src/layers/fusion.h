@@ -1,7 +1,9 @@
 #pragma once
 // Pairs of layers that run faster as one step. A merge layer (Add, ...) followed by an
 // Activation: the activation runs in place on the merge's output, saving a pass over memory
-// forward and backward (a residual block's Add then relu). Conv2D followed by MaxPooling2D: the convolution
+// forward and backward (a residual block's Add then relu); BatchNormalization followed by a
+// ReLU, the same in the normalization's passes (kernels/batch_norm.h). Conv2D followed by
+// MaxPooling2D: the convolution
 // output is the largest tensor of a CNN (the recipe's: 44 MB at batch 512), and making it in
 // full then reading it back is memory-bound. The fused step runs both layers over chunks of the
 // batch small enough to stay in cache, and never stores the convolution output at all: the

@@ -8,29 +8,47 @@
 
 namespace tenfold::kernels {
 
-BatchNormKernel::BatchNormKernel(const BatchNormGeometry& g)
-    : g_(g),
-      sums_(g.rows, 2 * g.channels),
-      a_(size_t(g.channels)),
-      b_(size_t(g.channels)),
-      offset_(size_t(g.channels)) {}
-
 namespace {
 
 using Yes = std::true_type;
 using No = std::false_type;
 
-/// Whether a ReLU capped at `max_value` passes the gradient at its output `y`.
-inline bool relu_passes(float y, float max_value) { return y > 0.0f && y < max_value; }
+/// The normalization of x by a channel's coefficients. One function for forward and for the
+/// fused ReLU's derivative in backward, so both compute the same bits (an explicit fma: the
+/// compiler may not contract one and not the other).
+inline float normalized(float x, float a, float offset) { return std::fma(x, a, offset); }
+
+/// The derivative of the fused ReLU, 1 or 0, at input x of the normalization: where the
+/// output forward stored lies strictly between 0 and the cap. The normalized value rounded to
+/// Element, not clamped: rounding is monotone and the cap exact in Element (the layer fuses
+/// only then), so the two agree, and without the clamp's branches GCC vectorizes the loops
+/// around this (3x faster). Ints, not bools, for the same reason.
+template <typename Element>
+float relu_derivative(float x, float a, float offset, float max_value) {
+  Element stored;
+  assign(stored, normalized(x, a, offset));
+  const float y = as_float(stored);
+  return float(int(y > 0.0f) & int(y < max_value));
+}
 
 }  // namespace
 
-void BatchNormKernel::per_channel_affine(const void* first, const void* second, const void* relu_output,
+BatchNormKernel::BatchNormKernel(const BatchNormGeometry& g)
+    : g_(g),
+      sums_(g.rows, 2 * g.channels),
+      a_(size_t(g.channels)),
+      b_(size_t(g.channels)),
+      offset_(size_t(g.channels)),
+      forward_a_(size_t(g.channels)),
+      forward_offset_(size_t(g.channels)) {}
+
+void BatchNormKernel::per_channel_affine(const void* first, const void* second, const void* relu_input,
                                          bool clamp, void* dst) const {
   with_element_type(g_.dtype, [&](auto element) {
     using Element = decltype(element);
     const int64_t channels = g_.channels;
     const float *a = a_.data(), *b = b_.data(), *offset = offset_.data();
+    const float *forward_a = forward_a_.data(), *forward_offset = forward_offset_.data();
     const float max_value = g_.relu_max_value;
     // The flags are types, so each combination compiles to its own loop and vectorizes.
     auto rows = [&](auto with_second, auto with_mask, auto with_clamp) {
@@ -39,16 +57,18 @@ void BatchNormKernel::per_channel_affine(const void* first, const void* second, 
         const int64_t at = row * channels;
         const Element* __restrict x = static_cast<const Element*>(first) + at;
         const Element* __restrict z = static_cast<const Element*>(second) + at;
-        const Element* __restrict out = static_cast<const Element*>(relu_output) + at;
+        const Element* __restrict input = static_cast<const Element*>(relu_input) + at;
         Element* __restrict y = static_cast<Element*>(dst) + at;
         for (int64_t c = 0; c < channels; ++c) {
           float value = as_float(x[c]);
-          if constexpr (with_mask) value = relu_passes(as_float(out[c]), max_value) ? value : 0.0f;
+          if constexpr (with_mask) {
+            value *= relu_derivative<Element>(as_float(input[c]), forward_a[c], forward_offset[c], max_value);
+          }
           float result;
           if constexpr (with_second) {
             result = a[c] * value + b[c] * as_float(z[c]) + offset[c];
           } else {
-            result = value * a[c] + offset[c];
+            result = normalized(value, a[c], offset[c]);
           }
           if constexpr (with_clamp) result = std::min(std::max(result, 0.0f), max_value);
           assign(y[c], result);
@@ -56,8 +76,8 @@ void BatchNormKernel::per_channel_affine(const void* first, const void* second, 
       }
     };
     if (second) {
-      relu_output ? rows(Yes(), Yes(), No()) : rows(Yes(), No(), No());
-    } else if (relu_output) {
+      relu_input ? rows(Yes(), Yes(), No()) : rows(Yes(), No(), No());
+    } else if (relu_input) {
       rows(No(), Yes(), No());
     } else {
       clamp ? rows(No(), No(), Yes()) : rows(No(), No(), No());
@@ -65,33 +85,35 @@ void BatchNormKernel::per_channel_affine(const void* first, const void* second, 
   });
 }
 
-void BatchNormKernel::paired_sums(const void* a, const void* b, const void* relu_output, double* sums) {
+void BatchNormKernel::paired_sums(const void* a, const void* b, bool masked_by_b, double* sums) {
   with_element_type(g_.dtype, [&](auto element) {
     using Element = decltype(element);
     const int64_t channels = g_.channels;
+    const float *forward_a = forward_a_.data(), *forward_offset = forward_offset_.data();
     const float max_value = g_.relu_max_value;
-    auto run = [&](auto with_mask) {
-      sums_.run(2 * channels, [&](int64_t row, double* partial) {
-        const Element* first = static_cast<const Element*>(a) + row * channels;
-        const Element* second = static_cast<const Element*>(b) + row * channels;
-        const Element* out = static_cast<const Element*>(relu_output) + row * channels;
-        double* products = partial + channels;
+    auto run = [&](auto masked) {
+      sums_.run(2 * channels, [&](int64_t row, double* __restrict partial) {
+        const Element* __restrict first = static_cast<const Element*>(a) + row * channels;
+        const Element* __restrict second = static_cast<const Element*>(b) + row * channels;
+        double* __restrict products = partial + channels;
         for (int64_t c = 0; c < channels; ++c) {
           float value = as_float(first[c]);
-          if constexpr (with_mask) value = relu_passes(as_float(out[c]), max_value) ? value : 0.0f;
+          if constexpr (masked) {
+            value *= relu_derivative<Element>(as_float(second[c]), forward_a[c], forward_offset[c], max_value);
+          }
           partial[c] += value;
           products[c] += double(value) * as_float(second[c]);
         }
       }, sums);
     };
-    relu_output ? run(Yes()) : run(No());
+    masked_by_b ? run(Yes()) : run(No());
   });
 }
 
 void BatchNormKernel::forward_sums(const void* src, double* sums) {
   // Sums of x and x^2, one pass: in double the cancellation in E[x^2] - E[x]^2 costs nothing
   // a float input can show.
-  paired_sums(src, src, nullptr, sums);
+  paired_sums(src, src, false, sums);
 }
 
 void BatchNormKernel::statistics_from(const double* sums, double rows, float* mean, float* variance) const {
@@ -109,14 +131,16 @@ void BatchNormKernel::normalize(const void* src, const float* mean, const float*
     a_[size_t(c)] = float(a);
     offset_[size_t(c)] = float((beta ? beta[c] : 0.0) - double(mean[c]) * a);
   }
+  forward_a_ = a_;  // for the fused ReLU's derivative in backward
+  forward_offset_ = offset_;
   per_channel_affine(src, nullptr, nullptr, g_.relu, dst);
 }
 
-void BatchNormKernel::backward_sums(const void* src, const void* dst, const void* diff_dst, double* sums) {
-  paired_sums(diff_dst, src, g_.relu ? dst : nullptr, sums);
+void BatchNormKernel::backward_sums(const void* src, const void* diff_dst, double* sums) {
+  paired_sums(diff_dst, src, g_.relu, sums);
 }
 
-void BatchNormKernel::backward_through_statistics(const void* src, const void* dst, const void* diff_dst,
+void BatchNormKernel::backward_through_statistics(const void* src, const void* diff_dst,
                                                   const float* mean, const float* variance,
                                                   const float* gamma, const double* sums, double rows,
                                                   const double* own_sums, void* diff_src,
@@ -135,16 +159,17 @@ void BatchNormKernel::backward_through_statistics(const void* src, const void* d
     b_[size_t(c)] = float(-scale * inv_std * dy_xhat / rows);
     offset_[size_t(c)] = float(scale * (-sums[c] + double(mean[c]) * inv_std * dy_xhat) / rows);
   }
-  if (diff_src) per_channel_affine(diff_dst, src, g_.relu ? dst : nullptr, false, diff_src);
+  if (diff_src) per_channel_affine(diff_dst, src, g_.relu ? src : nullptr, false, diff_src);
 }
 
-void BatchNormKernel::backward_with_constant_statistics(const void* dst, const void* diff_dst, const float* variance,
-                                                        const float* gamma, void* diff_src) {
+void BatchNormKernel::backward_with_constant_statistics(const void* src, const void* diff_dst,
+                                                        const float* variance, const float* gamma,
+                                                        void* diff_src) {
   for (int64_t c = 0; c < g_.channels; ++c) {
     a_[size_t(c)] = float((gamma ? gamma[c] : 1.0) / std::sqrt(double(variance[c]) + g_.epsilon));
     offset_[size_t(c)] = 0.0f;
   }
-  per_channel_affine(diff_dst, nullptr, g_.relu ? dst : nullptr, false, diff_src);
+  per_channel_affine(diff_dst, nullptr, g_.relu ? src : nullptr, false, diff_src);
 }
 
 }  // namespace tenfold::kernels

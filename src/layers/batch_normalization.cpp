@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "distribute/cross_replica_sum.h"
 #include "kernels/batch_norm.h"
+#include "kernels/bfloat16.h"
 
 namespace tenfold::layers {
 
@@ -46,12 +47,12 @@ class BatchNormStep : public LayerStep {
                       data_or_null(beta_), output.raw_data());
   }
 
-  // With a fused ReLU, grad_output is the gradient of the ReLU's output, `output`.
-  void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor* grad_input,
+  // With a fused ReLU, grad_output is the gradient of the ReLU's output.
+  void backward(const Tensor& input, const Tensor&, Tensor& grad_output, Tensor* grad_input,
                 std::span<Tensor> weight_gradients, bool) override {
     void* diff_src = grad_input ? grad_input->raw_data() : nullptr;
     if (!used_batch_statistics_) {  // frozen: its weights learn nothing
-      kernel_.backward_with_constant_statistics(output.raw_data(), grad_output.raw_data(), variance(),
+      kernel_.backward_with_constant_statistics(input.raw_data(), grad_output.raw_data(), variance(),
                                                 data_or_null(gamma_), diff_src);
       return;
     }
@@ -59,10 +60,10 @@ class BatchNormStep : public LayerStep {
     // state's (none).
     float* diff_gamma = gamma_ ? weight_gradients[0].data<float>() : nullptr;
     float* diff_beta = beta_ ? weight_gradients[gamma_ ? 1 : 0].data<float>() : nullptr;
-    kernel_.backward_sums(input.raw_data(), output.raw_data(), grad_output.raw_data(), own_sums_.data());
+    kernel_.backward_sums(input.raw_data(), grad_output.raw_data(), own_sums_.data());
     std::copy(own_sums_.begin(), own_sums_.end(), sums_.begin());
     const double rows = summed_rows();
-    kernel_.backward_through_statistics(input.raw_data(), output.raw_data(), grad_output.raw_data(), mean(),
+    kernel_.backward_through_statistics(input.raw_data(), grad_output.raw_data(), mean(),
                                         variance(), data_or_null(gamma_), sums_.data(), rows,
                                         own_sums_.data(), diff_src, diff_gamma, diff_beta);
   }
@@ -143,6 +144,12 @@ std::unique_ptr<LayerStep> BatchNormalization::compile_with_activation(const Sha
                                                                        const CompileOptions& options) {
   const bool relu = activation.kind == kernels::Activation::relu;
   if (!(activation.kind == kernels::Activation::linear || (relu && activation.alpha == 0))) return nullptr;
+  // The fused backward takes the ReLU's derivative from the normalized value rounded to the
+  // dtype, which needs a cap the dtype holds exactly (6 does; 0.6 in bfloat16 does not).
+  if (relu && options.compute_dtype == DType::bfloat16 &&
+      kernels::to_float(kernels::to_bfloat16(activation.max_value)) != activation.max_value) {
+    return nullptr;
+  }
   const int64_t channels = input_shape[input_shape.rank() - 1];
   const BatchNormGeometry geometry{.rows = input_shape.num_elements() / channels,
                                    .channels = channels,

@@ -36,8 +36,9 @@ class BatchNormalization : public Layer {
   std::string class_name() const override { return "BatchNormalization"; }
   Shape compute_output_shape(const Shape& input_shape) const override;
   std::unique_ptr<LayerStep> compile(const Shape& input_shape, const CompileOptions& options) override;
-  /// The step of this layer followed by `activation` (the next layer's), one pass each way
-  /// fewer; null unless the activation is a ReLU without negative slope (capped or not).
+  /// The step of this layer followed by `activation` (the next layer's), a pass fewer forward
+  /// and two backward; null unless the activation is a ReLU without negative slope (capped or
+  /// not, the cap exact in the compute dtype).
   std::unique_ptr<LayerStep> compile_with_activation(const Shape& input_shape, const kernels::Activation& activation,
                                                      const CompileOptions& options);
   nlohmann::json get_config() const override;

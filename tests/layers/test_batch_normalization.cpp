@@ -89,12 +89,12 @@ bool same_bytes(const Tensor& a, const Tensor& b) {
 TEST(BatchNormalization, AFusedReluComputesWhatTheTwoStepsDo) {
   // The fused step (kernels/batch_norm.h) against the normalization's step then the
   // activation's, bit for bit: output, input gradient, gamma and beta gradients; training and
-  // frozen, relu and relu6, float32 and bfloat16.
+  // frozen, relu and a capped ReLU, float32 and bfloat16.
   const Shape shape{6, 5, 5, 8};
   for (bool trainable : {true, false}) {
     for (const std::shared_ptr<layers::Activation>& relu :
          {std::make_shared<layers::Activation>("relu"), std::shared_ptr<layers::Activation>(
-                                                            std::make_shared<layers::ReLU>(0.6))}) {
+                                                            std::make_shared<layers::ReLU>(1.5))}) {
       for (DType dtype : {DType::float32, DType::bfloat16}) {
         SCOPED_TRACE(std::string(trainable ? "training " : "frozen ") + relu->class_name() + " " + dtype_name(dtype));
         layers::BatchNormalization normalization;
@@ -125,11 +125,14 @@ TEST(BatchNormalization, AFusedReluComputesWhatTheTwoStepsDo) {
       }
     }
   }
-  // A ReLU with a negative slope is not fused (its gradient needs the sign of its input).
+  // Not fused: a ReLU with a negative slope; a cap bfloat16 cannot hold (0.6) in bfloat16.
   layers::BatchNormalization normalization;
   Random random(1);
   normalization.build(shape, random);
   EXPECT_EQ(normalization.compile_with_activation(shape, layers::LeakyReLU().kind(), {}), nullptr);
+  const kernels::Activation inexact_cap = layers::ReLU(0.6).kind();
+  EXPECT_NE(normalization.compile_with_activation(shape, inexact_cap, {}), nullptr);
+  EXPECT_EQ(normalization.compile_with_activation(shape, inexact_cap, {.compute_dtype = DType::bfloat16}), nullptr);
 }
 
 TEST(BatchNormalization, AFrozenLayerNormalisesWithItsMovingStatisticsAndKeepsThem) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/bfloat16.h"
 
@@ -14,6 +15,8 @@ namespace {
 /// first pixel of a window.
 template <typename Visit>
 void for_each_window_pixel(const WindowGeometry& g, Visit visit) {
+  // Images in parallel: the windows of one image read and write only that image's pixels.
+#pragma omp parallel for schedule(static)
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t oh = 0; oh < g.out_height; ++oh)
       for (int64_t ow = 0; ow < g.out_width; ++ow) {
@@ -60,27 +63,95 @@ To converted(From value) {
   return result;
 }
 
+// One window pixel's channels: float32 ones 16 at a time in explicit vectors, then the rest
+// (and bfloat16) one by one. NOTE: GCC's own vectorization of these loops ran 4-10x slower
+// than oneDNN's average pooling (512x28x28x16, 1 thread: max forward 7.7 ms vs 2.3): once
+// inlined it checks the pointers for overlap and takes 4 lanes, or 32 and the scalar rest.
+constexpr int64_t lanes = 16;
+using Floats = float __attribute__((vector_size(lanes * sizeof(float))));
+using Ints = int32_t __attribute__((vector_size(lanes * sizeof(int32_t))));
+using Bytes = int8_t __attribute__((vector_size(lanes)));
+
+template <typename Vector, typename Element>
+Vector load(const Element* from) {
+  Vector v;
+  std::memcpy(&v, from, sizeof(v));
+  return v;
+}
+template <typename Vector, typename Element>
+void store(Element* to, const Vector& v) {
+  std::memcpy(to, &v, sizeof(v));
+}
+
+/// True when a pixel's channels go in vectors: float32 both ways.
+template <typename A, typename B>
+constexpr bool in_vectors = std::is_same_v<A, float> && std::is_same_v<B, float>;
+
+/// The channels the loops below take one by one: those past the last full vector, or all.
+template <typename A, typename B>
+int64_t scalar_start(int64_t channels) {
+  return in_vectors<A, B> ? channels / lanes * lanes : 0;
+}
+
+/// best = value, where = position: a window's first pixel.
+template <typename Source, typename Destination>
+void take_first(const Source* value, uint8_t position, Destination* best, uint8_t* where, int64_t channels) {
+  const int64_t rest = scalar_start<Source, Destination>(channels);
+  if constexpr (in_vectors<Source, Destination>) {
+    for (int64_t c = 0; c < rest; c += lanes) store(best + c, load<Floats>(value + c));
+  }
+  for (int64_t c = rest; c < channels; ++c) best[c] = converted<Destination>(value[c]);
+  std::memset(where, position, size_t(channels));
+}
+
+/// best and where take value and position where value is greater. Compared in the output's
+/// type: the first of values equal once rounded wins, as when the convolution's output is
+/// rounded before pooling.
+template <typename Source, typename Destination>
+void take_greater(const Source* value, uint8_t position, Destination* best, uint8_t* where, int64_t channels) {
+  const int64_t rest = scalar_start<Source, Destination>(channels);
+  if constexpr (in_vectors<Source, Destination>) {
+    const Bytes at = Bytes{} + int8_t(position);
+    for (int64_t c = 0; c < rest; c += lanes) {
+      const Floats candidate = load<Floats>(value + c), current = load<Floats>(best + c);
+      const Ints greater = candidate > current;  // -1 or 0 per lane
+      store(best + c, greater ? candidate : current);
+      const Bytes taken = __builtin_convertvector(greater, Bytes);
+      store(where + c, (load<Bytes>(where + c) & ~taken) | (at & taken));
+    }
+  }
+  for (int64_t c = rest; c < channels; ++c) {
+    const Destination candidate = converted<Destination>(value[c]);
+    const bool greater = as_float(candidate) > as_float(best[c]);
+    best[c] = greater ? candidate : best[c];
+    where[c] = greater ? position : where[c];
+  }
+}
+
+/// target = the gradient where the window's maximum was at `position`, else 0.
+template <typename Gradient, typename Target>
+void route_gradient(const Gradient* gradient, const uint8_t* where, uint8_t position, Target* target,
+                    int64_t channels) {
+  const int64_t rest = scalar_start<Gradient, Target>(channels);
+  if constexpr (in_vectors<Gradient, Target>) {
+    for (int64_t c = 0; c < rest; c += lanes) {
+      const Ints here = __builtin_convertvector(load<Bytes>(where + c) == int8_t(position), Ints);
+      store(target + c, here ? load<Floats>(gradient + c) : Floats{});
+    }
+  }
+  for (int64_t c = rest; c < channels; ++c) {
+    target[c] = where[c] == position ? converted<Target>(gradient[c]) : Target(0);
+  }
+}
+
 template <typename Source, typename Destination>
 void max_forward(const WindowGeometry& g, const Source* src, Destination* dst, uint8_t* argmax) {
   const int64_t channels = g.in_channels;
   for_each_window_pixel(g, [&](int64_t out, int64_t in, uint8_t position, bool first) {
-    Destination* __restrict best = dst + out * channels;
-    uint8_t* __restrict where = argmax + out * channels;
-    const Source* __restrict value = src + in * channels;
     if (first) {
-      for (int64_t c = 0; c < channels; ++c) {
-        best[c] = converted<Destination>(value[c]);
-        where[c] = position;
-      }
-      return;
-    }
-    // Compared in the output's type: the first of values equal once rounded wins, as when the
-    // convolution's output is rounded before pooling.
-    for (int64_t c = 0; c < channels; ++c) {
-      const Destination candidate = converted<Destination>(value[c]);
-      const bool greater = as_float(candidate) > as_float(best[c]);
-      best[c] = greater ? candidate : best[c];
-      where[c] = greater ? position : where[c];
+      take_first(src + in * channels, position, dst + out * channels, argmax + out * channels, channels);
+    } else {
+      take_greater(src + in * channels, position, dst + out * channels, argmax + out * channels, channels);
     }
   });
 }
@@ -90,10 +161,7 @@ void max_backward(const WindowGeometry& g, const Gradient* diff_dst, const uint8
   const int64_t channels = g.in_channels;
   zero_uncovered(g, diff_src);
   for_each_window_pixel(g, [&](int64_t out, int64_t in, uint8_t position, bool) {
-    const Gradient* __restrict gradient = diff_dst + out * channels;
-    const uint8_t* __restrict where = argmax + out * channels;
-    Target* __restrict target = diff_src + in * channels;
-    for (int64_t c = 0; c < channels; ++c) target[c] = where[c] == position ? converted<Target>(gradient[c]) : Target(0);
+    route_gradient(diff_dst + out * channels, argmax + out * channels, position, diff_src + in * channels, channels);
   });
 }
 

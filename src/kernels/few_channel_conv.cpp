@@ -106,20 +106,20 @@ constexpr std::array<std::array<Forward, max_filters>, max_in_channels> forward_
 
 }  // namespace
 
-bool FewChannelConv2DKernel::handles(const WindowGeometry& g, DType dtype, bool need_diff_src) {
-  return dtype == DType::float32 && !need_diff_src && g.in_channels <= max_in_channels &&
+bool FewChannelConv2DKernel::handles(const WindowGeometry& g, bool need_diff_src) {
+  return !need_diff_src && g.in_channels <= max_in_channels &&
          g.out_channels <= max_filters && g.stride_height == 1 && g.stride_width == 1 && g.dilation_height == 1 &&
          g.dilation_width == 1 && g.groups == 1;
 }
 
 FewChannelConv2DKernel::FewChannelConv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                                                const onednn::memory::desc& stored_weights,
-                                               bool need_weight_gradients)
+                                               bool need_weight_gradients, bool bfloat16_weights)
     : g_(g),
       use_bias_(use_bias),
-      keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(g)),
+      keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(g), bfloat16_weights),
       zero_bias_(size_t(g.out_channels), 0.0f) {
-  check_argument(handles(g, DType::float32, false), "this convolution is not one of few channels");
+  check_argument(handles(g, false), "this convolution is not one of few channels");
   if (need_weight_gradients) backward_.emplace(g, activation, use_bias, stored_weights, false);
   if (activation.kind != Activation::linear) {
     activation_ = onednn::ActivationKernel(activation, g.batch * g.out_height * g.out_width, g.out_channels);

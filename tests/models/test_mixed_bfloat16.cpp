@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "io/model_file.h"
 #include "kernels/bfloat16.h"
+#include "layers/conv2d.h"
 #include "layers/dense.h"
 #include "layers/dropout.h"
 #include "layers/embedding.h"
@@ -225,6 +226,53 @@ TEST(MixedBfloat16, Float16PoliciesAreRefusedSayingWhatToUse) {
   const nlohmann::json float64 = {{"class_name", "DTypePolicy"}, {"config", {{"name", "float64"}}}};
   EXPECT_NE(error_of(float64).find("dtype policy 'float64' is not supported"), std::string::npos);
   EXPECT_EQ(dtype_policy_from_config(nullptr), DTypePolicy::float32);
+}
+
+TEST(MixedBfloat16, AFewChannelFirstLayerComputesOnBfloat16InputsAndWeights) {
+  // LeNet's first layer shape (1 -> 6, 5x5, 'same') runs a float32 kernel under the policy:
+  // it must see the input and the kernel rounded to bfloat16, as Keras' bfloat16 convolution
+  // does. Reference: sum of bfloat16(x) * bfloat16(w) in double, plus the bias, in bfloat16.
+  // Products of two bfloat16 values are exact in float, so only the order of the float sum
+  // differs: nearly every output rounds to the reference's bfloat16 value (with the kernel
+  // unrounded, a third of them do not).
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 computes in float32";
+  reset_layer_names();
+  set_random_seed(3);
+  auto model = std::make_unique<models::Sequential>(std::vector<std::shared_ptr<Layer>>{
+      layers::Input(Shape{9, 9, 1}),
+      std::make_shared<layers::Conv2D>(layers::Conv2DOptions{.filters = 6, .kernel_size = {5, 5}, .padding = "same"})});
+  model->set_dtype_policy(DTypePolicy::mixed_bfloat16);
+  Layer& conv = *model->layers()[0];
+  const Tensor kernel = testing::random_tensor({5, 5, 1, 6}, 4), bias = testing::random_tensor({6}, 5);
+  conv.weights()[0]->assign(kernel);
+  conv.weights()[1]->assign(bias);
+  const Tensor x = testing::random_tensor({4, 9, 9, 1}, 6);
+  const Tensor y = model->predict(x);
+  auto rounded = [](float value) { return double(kernels::to_float(kernels::to_bfloat16(value))); };
+  int64_t exact = 0, count = 0;
+  for (int64_t n = 0; n < 4; ++n) {
+    for (int64_t i = 0; i < 9; ++i) {
+      for (int64_t j = 0; j < 9; ++j) {
+        for (int64_t f = 0; f < 6; ++f) {
+          double sum = 0;
+          for (int64_t ki = 0; ki < 5; ++ki) {
+            for (int64_t kj = 0; kj < 5; ++kj) {
+              const int64_t row = i + ki - 2, column = j + kj - 2;
+              if (row < 0 || row >= 9 || column < 0 || column >= 9) continue;
+              sum += rounded(x.data<float>()[(n * 9 + row) * 9 + column]) *
+                     rounded(kernel.data<float>()[(ki * 5 + kj) * 6 + f]);
+            }
+          }
+          const double expected = rounded(float(sum + bias.data<float>()[f]));
+          const double got = y.data<float>()[((n * 9 + i) * 9 + j) * 6 + f];
+          EXPECT_NEAR(got, expected, std::ldexp(std::abs(expected), -7) + 1e-6);
+          exact += got == expected;
+          ++count;
+        }
+      }
+    }
+  }
+  EXPECT_GT(double(exact), 0.95 * double(count));
 }
 
 TEST(MixedBfloat16, ConversionsRoundToNearestEven) {

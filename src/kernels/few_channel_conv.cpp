@@ -7,20 +7,16 @@
 
 #include "core/error.h"
 #include "kernels/onednn/conv2d.h"
+#include "kernels/vectors.h"
 
 namespace tenfold::kernels {
 
 namespace {
 
-constexpr int64_t lanes = 16;
-using Vector = float __attribute__((vector_size(lanes * sizeof(float))));
+using vectors::Floats;
+using vectors::lanes;
+using vectors::load;
 constexpr int max_in_channels = 4, max_filters = 16;
-
-Vector load(const float* from) {
-  Vector v;
-  std::memcpy(&v, from, sizeof(v));
-  return v;
-}
 
 /// The rows an output row reads, each channel planar and zero outside the image:
 /// value (ky, c, x + pad_left) at [(ky * C + c) * length + x + pad_left], long enough for the
@@ -71,12 +67,12 @@ void forward_images(const WindowGeometry& g, const float* src, const float* weig
         rows.gather(src, n, oy);
         float* out = dst + (n * g.out_height + oy) * g.out_width * F;
         for (int64_t x0 = 0; x0 < g.out_width; x0 += lanes) {
-          Vector sums[F];
-          for (int f = 0; f < F; ++f) sums[f] = Vector{} + bias[f];
+          Floats sums[F];
+          for (int f = 0; f < F; ++f) sums[f] = Floats{} + bias[f];
           for (int64_t ky = 0; ky < g.window_height; ++ky) {
             for (int64_t kx = 0; kx < g.window_width; ++kx) {
               for (int c = 0; c < C; ++c) {
-                const Vector in = load(rows.at(ky, c, x0 + kx));
+                const Floats in = load(rows.at(ky, c, x0 + kx));
                 const float* w = weights + ((ky * g.window_width + kx) * C + c) * F;
                 for (int f = 0; f < F; ++f) sums[f] += w[f] * in;
               }

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/bfloat16.h"
+#include "kernels/vectors.h"
 
 namespace tenfold::kernels {
 
@@ -67,21 +68,12 @@ To converted(From value) {
 // NOTE: GCC's own vectorization of per-pixel channel loops ran 2-4x slower (512x28x28x16, 1
 // thread: max forward 9.4 ms, now 6.1; backward 13.5, now 5.4-6.8): once inlined it checks the
 // pointers for overlap and takes 4 lanes, or 32 and the scalar rest.
-constexpr int64_t lanes = 16;
-using Floats = float __attribute__((vector_size(lanes * sizeof(float))));
-using Ints = int32_t __attribute__((vector_size(lanes * sizeof(int32_t))));
-using Bytes = int8_t __attribute__((vector_size(lanes)));
-
-template <typename Vector, typename Element>
-Vector load(const Element* from) {
-  Vector v;
-  std::memcpy(&v, from, sizeof(v));
-  return v;
-}
-template <typename Vector, typename Element>
-void store(Element* to, const Vector& v) {
-  std::memcpy(to, &v, sizeof(v));
-}
+using vectors::Bytes;
+using vectors::Floats;
+using vectors::Ints;
+using vectors::lanes;
+using vectors::load;
+using vectors::store;
 
 /// True when a pixel's channels go in vectors: float32 both ways.
 template <typename A, typename B>

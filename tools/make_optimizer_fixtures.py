@@ -3,7 +3,12 @@ optimizer of CASES applied 3 times to one variable w (4, 3) with fixed gradients
 optimizer.apply_gradients([(g, w)]) does in Keras 3:
   w0.npy, g0.npy, g1.npy, g2.npy   the start and the gradients (the same for every case)
   <case>.npy                       w after the 3 updates
-  cases.json                       [{"case", "config": keras.optimizers.serialize(optimizer)}]
+  cases.json                       [{"case", "config": keras.optimizers.serialize(optimizer),
+                                     "variable_dtype"}]
+  BFLOAT16_CASES run on a bfloat16 variable (Keras' bfloat16 policy): Keras then rounds after
+  every operation of the update, its constants (learning rate, betas, epsilon) included.
+  adam_default_bfloat16.npy shows why Tenfold refuses Adam's default beta_2 there: 0.999 rounds
+  to 1.0 in bfloat16, so Keras' update is zero (w stays w0 rounded).
   schedules.json                   [{"config": keras.optimizers.schedules.serialize(schedule),
                                      "steps": [...], "values": [schedule(step), ...]}]
 
@@ -47,6 +52,15 @@ CASES = {
         learning_rate=keras.optimizers.schedules.PiecewiseConstantDecay([0, 1], [0.01, 0.005, 0.001])),
 }
 
+BFLOAT16_CASES = {
+    "sgd_bfloat16": lambda: keras.optimizers.SGD(learning_rate=0.1),
+    "sgd_momentum_bfloat16": lambda: keras.optimizers.SGD(learning_rate=0.1, momentum=0.9),
+    "sgd_nesterov_bfloat16": lambda: keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, nesterov=True),
+    "adam_bfloat16": lambda: keras.optimizers.Adam(learning_rate=0.01, beta_2=0.99),
+    "adam_amsgrad_bfloat16": lambda: keras.optimizers.Adam(learning_rate=0.01, beta_2=0.5, amsgrad=True),
+    "adamw_bfloat16": lambda: keras.optimizers.AdamW(learning_rate=0.01, beta_2=0.99, weight_decay=0.1),
+}
+
 SCHEDULES = [
     keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.96),
     keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5, staircase=True),
@@ -71,14 +85,20 @@ def main():
     for k, g in enumerate(gradients):
         save(OUT, f"g{k}", g)
     cases = []
-    for name, make in CASES.items():
-        optimizer = make()
-        w = keras.Variable(w0)
-        for g in gradients:
-            optimizer.apply_gradients([(keras.ops.convert_to_tensor(g), w)])
-        save(OUT, name, w.numpy())
-        cases.append({"case": name, "config": keras.optimizers.serialize(optimizer)})
-        print(name, w.numpy()[0])
+    for dtype, case_list in (("float32", CASES), ("bfloat16", BFLOAT16_CASES)):
+        for name, make in case_list.items():
+            optimizer = make()
+            w = keras.Variable(w0, dtype=dtype)
+            for g in gradients:
+                optimizer.apply_gradients([(keras.ops.convert_to_tensor(g), w)])
+            save(OUT, name, w.numpy())
+            cases.append({"case": name, "config": keras.optimizers.serialize(optimizer), "variable_dtype": dtype})
+            print(name, w.numpy()[0])
+    w = keras.Variable(w0, dtype="bfloat16")
+    optimizer = keras.optimizers.Adam()
+    for g in gradients:
+        optimizer.apply_gradients([(keras.ops.convert_to_tensor(g), w)])
+    save(OUT, "adam_default_bfloat16", w.numpy())
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
     schedules = [{"config": keras.optimizers.schedules.serialize(schedule), "steps": STEPS,

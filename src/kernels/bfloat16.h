@@ -1,7 +1,9 @@
 #pragma once
 // Conversions between float32 and bfloat16, rounding to nearest even as TensorFlow, JAX and
 // oneDNN do, so values Tenfold rounds equal those Keras' mixed_bfloat16 policy computes with.
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 #include "core/tensor.h"
@@ -41,6 +43,34 @@ void with_element_type(DType dtype, Run run) {
     run(float{});
   }
 }
+
+/// A number of TensorFlow's bfloat16 arithmetic, as Keras updates a bfloat16 variable: every
+/// operation computes in float32 on bfloat16 values and rounds its result to bfloat16. Nothing
+/// converts implicitly, so no operation can skip its rounding. A formula written once for a
+/// `Number` runs with float (float32 arithmetic) or with this.
+class Bfloat16Number {
+ public:
+  /// `value` rounded to bfloat16 (Keras' ops.cast to the variable's dtype).
+  explicit Bfloat16Number(float value) : value_(float_from_bits(bfloat16_bits(value))) {}
+  explicit operator float() const { return value_; }
+
+  friend Bfloat16Number operator+(Bfloat16Number a, Bfloat16Number b) { return Bfloat16Number(a.value_ + b.value_); }
+  friend Bfloat16Number operator-(Bfloat16Number a, Bfloat16Number b) { return Bfloat16Number(a.value_ - b.value_); }
+  friend Bfloat16Number operator*(Bfloat16Number a, Bfloat16Number b) { return Bfloat16Number(a.value_ * b.value_); }
+  friend Bfloat16Number operator/(Bfloat16Number a, Bfloat16Number b) { return Bfloat16Number(a.value_ / b.value_); }
+  friend Bfloat16Number sqrt(Bfloat16Number a) { return Bfloat16Number(std::sqrt(a.value_)); }
+  friend Bfloat16Number pow(Bfloat16Number a, Bfloat16Number b) { return Bfloat16Number(std::pow(a.value_, b.value_)); }
+  friend Bfloat16Number max(Bfloat16Number a, Bfloat16Number b) { return Bfloat16Number(std::max(a.value_, b.value_)); }
+
+ private:
+  float value_;
+};
+
+/// The float32 forms of Bfloat16Number's functions: a formula brings them in with `using` and
+/// calls them unqualified.
+inline float sqrt(float a) { return std::sqrt(a); }
+inline float pow(float a, float b) { return std::pow(a, b); }
+inline float max(float a, float b) { return std::max(a, b); }
 
 void to_bfloat16(const float* from, bfloat16* to, int64_t count);
 void to_float(const bfloat16* from, float* to, int64_t count);

@@ -17,7 +17,12 @@ std::atomic<DTypePolicy> global_policy{DTypePolicy::float32};
 }  // namespace
 
 std::string dtype_policy_name(DTypePolicy policy) {
-  return policy == DTypePolicy::mixed_bfloat16 ? "mixed_bfloat16" : "float32";
+  switch (policy) {
+    case DTypePolicy::mixed_bfloat16: return "mixed_bfloat16";
+    case DTypePolicy::bfloat16: return "bfloat16";
+    case DTypePolicy::float32: break;
+  }
+  return "float32";
 }
 
 DType compute_dtype(DTypePolicy policy) {
@@ -27,24 +32,29 @@ DType compute_dtype(DTypePolicy policy) {
     static std::once_flag warned;
     std::call_once(warned, [] {
       std::fprintf(stderr, "WARNING: this CPU has no bfloat16 units (AVX-512 BF16 or AMX): the "
-                           "mixed_bfloat16 policy computes in float32 here\n");
+                           "mixed_bfloat16 and bfloat16 policies compute in float32 here\n");
     });
     return DType::float32;
   }
   return DType::bfloat16;
 }
 
+DType variable_dtype(DTypePolicy policy) {
+  return policy == DTypePolicy::bfloat16 ? DType::bfloat16 : DType::float32;
+}
+
 DTypePolicy dtype_policy_from_name(const std::string& name) {
   if (name == "float32") return DTypePolicy::float32;
   if (name == "mixed_bfloat16") return DTypePolicy::mixed_bfloat16;
+  if (name == "bfloat16") return DTypePolicy::bfloat16;
   if (name == "mixed_float16" || name == "float16") {
     throw Error(ErrorCode::invalid_argument,
                 "dtype policy '" + name + "' is not supported on CPUs (no float16 units); use "
                 "'mixed_bfloat16' (bfloat16 compute on the CPU's bfloat16 units) or 'float32'");
   }
   throw Error(ErrorCode::invalid_argument,
-              "dtype policy '" + name + "' is not supported; Tenfold has 'float32' and "
-              "'mixed_bfloat16' (float32 variables, bfloat16 compute)");
+              "dtype policy '" + name + "' is not supported; Tenfold has 'float32', 'mixed_bfloat16' "
+              "(float32 variables, bfloat16 compute) and 'bfloat16'");
 }
 
 DTypePolicy dtype_policy_from_config(const nlohmann::json& dtype) {

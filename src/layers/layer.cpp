@@ -167,12 +167,18 @@ void Layer::set_weight_constraint(const std::string& name, std::optional<Constra
   }
 }
 
+void Layer::set_dtype_policy(DTypePolicy policy) {
+  dtype_policy_ = policy;
+  for (Variable* weight : weights()) weight->set_dtype(variable_dtype(policy));
+}
+
 Variable& Layer::add_weight(const std::string& name, const Shape& shape,
                             const Initializer& initializer, Random& random,
                             std::shared_ptr<const WeightLayout> layout, bool trainable) {
   auto variable = std::make_unique<Variable>(name, shape, std::move(layout), trainable);
   Tensor keras_value(shape);
   initializer.fill(keras_value, random);
+  variable->set_dtype(variable_dtype(dtype_policy_));
   variable->assign(keras_value);
   if (auto found = regularizers_.find(name); found != regularizers_.end()) variable->set_regularizer(found->second);
   if (auto found = constraints_.find(name); found != constraints_.end()) variable->set_constraint(found->second);

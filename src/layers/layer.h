@@ -173,9 +173,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   bool trainable() const { return trainable_; }
   void set_trainable(bool trainable) { trainable_ = trainable; }
   /// Keras' dtype policy: the global one (set_dtype_policy) when the layer was made, or the
-  /// layer's config's. Takes effect at the model's next compile.
+  /// layer's config's. Its compute dtype takes effect at the model's next compile; its
+  /// variable dtype at once (bfloat16 rounds the weights).
   DTypePolicy dtype_policy() const { return dtype_policy_; }
-  void set_dtype_policy(DTypePolicy policy) { dtype_policy_ = policy; }
+  void set_dtype_policy(DTypePolicy policy);
   /// Whether its inputs are values that Keras casts to the compute dtype (false for indices,
   /// as an Embedding's token ids, which a bfloat16 rounding would change).
   virtual bool casts_inputs() const { return true; }

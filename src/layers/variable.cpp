@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 
 namespace tenfold {
 
@@ -14,6 +15,23 @@ Variable::Variable(std::string name, Shape shape, std::shared_ptr<const WeightLa
 }
 
 void Variable::assign(const Tensor& keras_value) { from_keras_layout(keras_value, value_); }
+
+void Variable::set_integer(bool integer) {
+  integer_ = integer;
+  if (integer) dtype_ = DType::float32;
+}
+
+void Variable::set_dtype(DType dtype) {
+  check_argument(dtype == DType::float32 || dtype == DType::bfloat16,
+                 "weight '" + name_ + "': a variable is float32 or bfloat16");
+  if (integer_) return;
+  dtype_ = dtype;
+  round_to_dtype();
+}
+
+void Variable::round_to_dtype() {
+  if (dtype_ == DType::bfloat16) kernels::round_to_bfloat16(value_.data<float>(), value_.data<float>(), value_.num_elements());
+}
 
 void Variable::from_keras_layout(const Tensor& keras_value, Tensor& native) const {
   check_argument(keras_value.shape() == shape_,
@@ -27,6 +45,7 @@ void Variable::from_keras_layout(const Tensor& keras_value, Tensor& native) cons
   } else {
     std::memcpy(native.data<float>(), keras_value.data<float>(), keras_value.num_bytes());
   }
+  if (dtype_ == DType::bfloat16) kernels::round_to_bfloat16(native.data<float>(), native.data<float>(), native.num_elements());
 }
 
 Tensor Variable::to_keras_layout(const Tensor& native) const {

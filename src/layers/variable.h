@@ -34,9 +34,16 @@ class Variable {
   const Shape& shape() const { return shape_; }
   bool trainable() const { return trainable_; }
   /// True for a variable Keras keeps as an integer (Normalization's count): files store it as
-  /// an int64 scalar. Its value is a float holding the integer.
+  /// an int64 scalar. Its value is a float holding the integer; its dtype stays float32.
   bool integer() const { return integer_; }
-  void set_integer(bool integer) { integer_ = integer; }
+  void set_integer(bool integer);
+  /// The dtype Keras keeps it in: float32, or bfloat16 under the bfloat16 policy. The value is
+  /// float32 storage either way; a bfloat16 variable holds only bfloat16 values (assign rounds,
+  /// and so does setting the dtype).
+  DType dtype() const { return dtype_; }
+  void set_dtype(DType dtype);
+  /// Rounds the value to the dtype, after code that wrote it in float32 (a layer's state).
+  void round_to_dtype();
   /// Keras' regularizer (a penalty added to the loss) and constraint (a projection after each
   /// update) of this weight; empty when none.
   const std::optional<Regularizer>& regularizer() const { return regularizer_; }
@@ -55,7 +62,7 @@ class Variable {
   /// to Keras' layout, shape().
   Tensor to_keras_layout(const Tensor& native) const;
   /// The inverse: a tensor of shape() in Keras' layout written into `native` (an optimizer
-  /// slot of this variable).
+  /// slot of this variable), rounded to dtype().
   void from_keras_layout(const Tensor& keras_value, Tensor& native) const;
 
  private:
@@ -64,6 +71,7 @@ class Variable {
   std::shared_ptr<const WeightLayout> layout_;
   bool trainable_;
   bool integer_ = false;
+  DType dtype_ = DType::float32;
   std::optional<Regularizer> regularizer_;
   std::optional<Constraint> constraint_;
   Tensor value_;

@@ -294,7 +294,9 @@ void Model::run_batch(const Inputs& x, const Targets& y, const Tensor& sample_we
       });
     }
     for (Variable* weight : optimized_weights_) {
-      if (weight->constraint()) weight->constraint()->apply(*weight);
+      if (!weight->constraint()) continue;
+      weight->constraint()->apply(*weight);
+      weight->round_to_dtype();
     }
   }
 
@@ -341,6 +343,8 @@ void Model::update_layer_states(const CompiledStep& first_replica, bool across_w
       for (float& value : statistics.back().values<float>()) value = values[at++];
     }
     layer.layer->update_state(statistics);
+    // A bfloat16 policy's moving statistics are bfloat16 variables.
+    for (Variable* weight : layer.layer->weights()) weight->round_to_dtype();
   }
 }
 

@@ -1,7 +1,8 @@
 #include "optimizers/adam.h"
 
-#include <algorithm>
-#include <cmath>
+#include <sstream>
+
+#include "kernels/bfloat16.h"
 
 namespace tenfold::optimizers {
 
@@ -14,37 +15,50 @@ nlohmann::json Adam::get_config() const {
   return config;
 }
 
-void Adam::begin_step() {
-  float step = float(update_steps() + 1);
-  float beta_1_power = std::pow(beta_1_, step);
-  float beta_2_power = std::pow(beta_2_, step);
-  alpha_ = learning_rate() * std::sqrt(1 - beta_2_power) / (1 - beta_1_power);
-}
-
-void Adam::update(float* value, const float* gradient, std::span<float* const> slots,
-                  int64_t count) {
+template <typename Number>
+void Adam::update_in(float* value, const float* gradient, std::span<float* const> slots, int64_t count) const {
+  using kernels::max, kernels::pow, kernels::sqrt;  // float32's; Bfloat16Number's are found by argument
+  const Number one(1.0f), step(float(update_steps() + 1));
+  const Number alpha = Number(learning_rate()) * sqrt(one - pow(Number(beta_2_), step)) /
+                       (one - pow(Number(beta_1_), step));
+  const Number one_minus_beta_1(1 - beta_1_), one_minus_beta_2(1 - beta_2_), epsilon(epsilon_);
   float* m = slots[0];
   float* v = slots[1];
-  const float one_minus_beta_1 = 1 - beta_1_, one_minus_beta_2 = 1 - beta_2_;
-  if (amsgrad_) {
-    float* v_hat = slots[2];
-#pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < count; ++i) {
-      float g = gradient[i];
-      m[i] += (g - m[i]) * one_minus_beta_1;
-      v[i] += (g * g - v[i]) * one_minus_beta_2;
-      v_hat[i] = std::max(v_hat[i], v[i]);
-      value[i] -= alpha_ * m[i] / (std::sqrt(v_hat[i]) + epsilon_);
-    }
-    return;
-  }
+  float* v_hat = amsgrad_ ? slots[2] : nullptr;
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) {
-    float g = gradient[i];
-    m[i] += (g - m[i]) * one_minus_beta_1;
-    v[i] += (g * g - v[i]) * one_minus_beta_2;
-    value[i] -= alpha_ * m[i] / (std::sqrt(v[i]) + epsilon_);
+    const Number g(gradient[i]);
+    const Number momentum = Number(m[i]) + (g - Number(m[i])) * one_minus_beta_1;
+    Number velocity = Number(v[i]) + (g * g - Number(v[i])) * one_minus_beta_2;
+    m[i] = float(momentum);
+    v[i] = float(velocity);
+    if (v_hat) {
+      velocity = max(Number(v_hat[i]), velocity);
+      v_hat[i] = float(velocity);
+    }
+    value[i] = float(Number(value[i]) - momentum * alpha / (sqrt(velocity) + epsilon));
   }
+}
+
+void Adam::update(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+  update_in<float>(value, gradient, slots, count);
+}
+
+void Adam::update_bfloat16(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+  update_in<kernels::Bfloat16Number>(value, gradient, slots, count);
+}
+
+std::string Adam::bfloat16_refusal() const {
+  for (auto [name, beta] : {std::pair{"beta_1", beta_1_}, std::pair{"beta_2", beta_2_}}) {
+    if (float(kernels::Bfloat16Number(beta)) != 1.0f) continue;
+    std::ostringstream message;
+    message << class_name() << "'s " << name << " = " << beta << " is 1.0 in bfloat16, so Keras' " << class_name()
+            << " makes no update at all (its step size lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) is 0 or "
+               "undefined); use the mixed_bfloat16 policy (float32 variables, bfloat16 compute), or a "
+            << name << " that bfloat16 holds below 1 (at most 0.998)";
+    return message.str();
+  }
+  return "";
 }
 
 }  // namespace tenfold::optimizers

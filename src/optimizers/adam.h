@@ -4,7 +4,9 @@
 //   alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)
 //   m += (g - m) * (1 - beta_1);  v += (g^2 - v) * (1 - beta_2)
 //   w -= alpha * m / (sqrt(v) + epsilon)
-// With amsgrad, v_hat = max(v_hat, v) takes v's place in the update.
+// With amsgrad, v_hat = max(v_hat, v) takes v's place in the update. On bfloat16 variables
+// every operation rounds to bfloat16, so a beta that rounds to 1.0 (the default beta_2, 0.999)
+// makes Keras' step size 0: refused there, saying so.
 #include "optimizers/optimizer.h"
 
 namespace tenfold::optimizers {
@@ -22,14 +24,20 @@ class Adam : public Optimizer {
   }
 
  protected:
-  void begin_step() override;
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;
+  std::string bfloat16_refusal() const override;
+  void update_bfloat16(float* value, const float* gradient, std::span<float* const> slots,
+                       int64_t count) override;
 
  private:
+  /// Keras' update in Keras' order of operations, in float32 (Number = float) or in bfloat16
+  /// arithmetic (kernels::Bfloat16Number).
+  template <typename Number>
+  void update_in(float* value, const float* gradient, std::span<float* const> slots, int64_t count) const;
+
   float beta_1_, beta_2_, epsilon_;
   bool amsgrad_;
-  float alpha_ = 0;
 };
 
 /// keras.optimizers.AdamW: Adam with decoupled weight decay (default 0.004), w -= w * wd * lr

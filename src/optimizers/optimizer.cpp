@@ -6,6 +6,7 @@
 
 #include "core/config_reader.h"
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 #include "optimizers/adadelta.h"
 #include "optimizers/adagrad.h"
 #include "optimizers/adam.h"
@@ -97,8 +98,32 @@ void Optimizer::clip(std::span<Tensor> gradients) const {
   }
 }
 
+std::string Optimizer::bfloat16_refusal() const {
+  return class_name() + " does not update bfloat16 variables yet; use SGD, Adam or AdamW, or the "
+                        "mixed_bfloat16 policy (float32 variables, bfloat16 compute)";
+}
+
+void Optimizer::update_bfloat16(float*, const float*, std::span<float* const>, int64_t) {
+  throw Error(ErrorCode::internal, class_name() + ": update_bfloat16 called though build() refused it");
+}
+
+void Optimizer::check_bfloat16_variables() const {
+  for (const Variable* variable : variables_) {
+    if (variable->dtype() != DType::bfloat16) continue;
+    const std::string refusal = bfloat16_refusal();
+    check_argument(refusal.empty(), "under the bfloat16 policy (weight '" + variable->name() + "' is bfloat16): " + refusal);
+    const GradientOptions& o = gradient_options_;
+    check_argument(!o.clipnorm && !o.global_clipnorm && !o.clipvalue && !o.gradient_accumulation_steps,
+                   "under the bfloat16 policy (weight '" + variable->name() + "' is bfloat16): " + class_name() +
+                       "'s clipnorm, global_clipnorm, clipvalue and gradient_accumulation_steps are not supported "
+                       "yet; use the mixed_bfloat16 policy (float32 variables, bfloat16 compute)");
+    return;
+  }
+}
+
 void Optimizer::build(std::vector<Variable*> variables) {
   variables_ = std::move(variables);
+  check_bfloat16_variables();
   slots_.assign(variables_.size(), {});
   slot_pointers_.assign(variables_.size(), {});
   accumulators_.clear();
@@ -127,19 +152,10 @@ void Optimizer::apply_gradients(std::span<Tensor> gradients, const RunParts& run
   }
   clip(gradients);
   begin_step();
-  // Keras' decoupled weight decay, before the update: w = w - w * weight_decay * lr.
-  const std::optional<float> decay = gradient_options_.weight_decay;
-  const float lr = learning_rate();
-  auto decay_weights = [decay, lr](float* value, int64_t count) {
-    if (!decay) return;
-    for (int64_t i = 0; i < count; ++i) value[i] = value[i] - value[i] * *decay * lr;
-  };
   if (!run_parts) {
     for (size_t i = 0; i < variables_.size(); ++i) {
       Tensor& value = variables_[i]->value();
-      decay_weights(value.data<float>(), value.num_elements());
-      update(value.data<float>(), gradients[i].data<float>(), slot_pointers_[i],
-             value.num_elements());
+      update_variable(i, value.data<float>(), gradients[i].data<float>(), slot_pointers_[i], value.num_elements());
     }
   } else {
     // Each part updates one contiguous slice of every variable (elementwise updates: the
@@ -151,13 +167,43 @@ void Optimizer::apply_gradients(std::span<Tensor> gradients, const RunParts& run
         int64_t count = value.num_elements();
         int64_t begin = count * part / parts, end = count * (part + 1) / parts;
         for (size_t k = 0; k < slot_pointers_[i].size(); ++k) slots[k] = slot_pointers_[i][k] + begin;
-        decay_weights(value.data<float>() + begin, end - begin);
-        update(value.data<float>() + begin, gradients[i].data<float>() + begin,
-               std::span<float* const>(slots.data(), slot_pointers_[i].size()), end - begin);
+        update_variable(i, value.data<float>() + begin, gradients[i].data<float>() + begin,
+                        std::span<float* const>(slots.data(), slot_pointers_[i].size()), end - begin);
       }
     });
   }
   ++iterations_;
+}
+
+namespace {
+
+/// Keras' decoupled weight decay: w = w - w * weight_decay * lr.
+template <typename Number>
+void decay_weights(float* value, int64_t count, float weight_decay, float learning_rate) {
+  const Number decay(weight_decay), lr(learning_rate);
+  for (int64_t i = 0; i < count; ++i) {
+    const Number w(value[i]);
+    value[i] = float(w - w * decay * lr);
+  }
+}
+
+}  // namespace
+
+void Optimizer::update_variable(size_t index, float* value, const float* gradient, std::span<float* const> slots,
+                                int64_t count) {
+  const bool bfloat16 = variables_[index]->dtype() == DType::bfloat16;
+  if (const std::optional<float> decay = gradient_options_.weight_decay) {
+    if (bfloat16) {
+      decay_weights<kernels::Bfloat16Number>(value, count, *decay, learning_rate());
+    } else {
+      decay_weights<float>(value, count, *decay, learning_rate());
+    }
+  }
+  if (bfloat16) {
+    update_bfloat16(value, gradient, slots, count);
+  } else {
+    update(value, gradient, slots, count);
+  }
 }
 
 bool Optimizer::accumulate(std::span<Tensor> gradients) {

@@ -93,10 +93,22 @@ class Optimizer {
   /// value -= f(gradient, slots) over `count` elements (threaded with OpenMP).
   virtual void update(float* value, const float* gradient, std::span<float* const> slots,
                       int64_t count) = 0;
+  /// Why this optimizer cannot update a bfloat16 variable (the bfloat16 policy's), or empty
+  /// when it can: update_bfloat16 then rounds after every operation, as Keras does.
+  virtual std::string bfloat16_refusal() const;
+  /// update() for a bfloat16 variable: value, gradient and slots hold bfloat16 values.
+  virtual void update_bfloat16(float* value, const float* gradient, std::span<float* const> slots,
+                               int64_t count);
 
  private:
   /// clipnorm, global_clipnorm, clipvalue.
   void clip(std::span<Tensor> gradients) const;
+  /// Refuses bfloat16 variables this optimizer cannot update as Keras does.
+  void check_bfloat16_variables() const;
+  /// Weight decay, then update() or update_bfloat16() by the variable's dtype, on elements
+  /// [value, value + count) of variable `index`.
+  void update_variable(size_t index, float* value, const float* gradient, std::span<float* const> slots,
+                       int64_t count);
   /// With gradient_accumulation_steps: adds the gradients to the accumulators and returns
   /// false, or on the last call of a cycle replaces them by the mean and returns true.
   bool accumulate(std::span<Tensor> gradients);

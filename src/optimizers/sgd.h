@@ -18,6 +18,9 @@ class SGD : public Optimizer {
  protected:
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;
+  std::string bfloat16_refusal() const override { return ""; }
+  void update_bfloat16(float* value, const float* gradient, std::span<float* const> slots,
+                       int64_t count) override;
 
  private:
   float momentum_;

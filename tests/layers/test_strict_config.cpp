@@ -103,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "axis must be an integer or a list"},
         Refusal{"Conv2D", {{"bias_constraint", "unit_vector"}}, "constraint 'unit_vector' is not supported"},
         Refusal{"Conv2D", {{"dtype", "mixed_float16"}}, "dtype \"mixed_float16\" is refused: dtype policy 'mixed_float16' is not supported on CPUs"},
-        Refusal{"Conv2D", {{"dtype", "bfloat16"}}, "dtype policy 'bfloat16' is not supported; Tenfold has 'float32' and 'mixed_bfloat16'"},
+        Refusal{"Conv2D", {{"dtype", "float64"}}, "dtype policy 'float64' is not supported; Tenfold has 'float32', 'mixed_bfloat16'"},
         Refusal{"Conv2D", {{"kernel_size", "3"}}, "kernel_size \"3\" must be an integer or a pair"},
         Refusal{"Conv2D", {{"filters", nullptr}}, "filters is required"},
         Refusal{"Conv2D", {{"padding", 3}}, "padding 3 has the wrong type"},

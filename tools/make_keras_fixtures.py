@@ -59,6 +59,9 @@
             "mixed_bfloat16").
   parity_mixed_bfloat16_conv_stack/
             parity_conv_stack's model the same way; model.keras, model.h5, predictions.npy.
+  parity_bfloat16_conv_stack/
+            the same under the "bfloat16" policy (bfloat16 variables: files hold them as h5py's
+            2-byte opaque values), trained with Adam(0.01, beta_2=0.99).
   curve.json  Keras' per-epoch history for the recipe (Adam, SparseCategoricalCrossentropy,
             accuracy, the recipe's pipeline from_tensor_slices.shuffle(10000).batch(512)
             .prefetch(AUTOTUNE), 10 epochs, validation on the test split), for several seeds
@@ -104,11 +107,12 @@ def write_nested_functional_config():
         f.write(model.to_json())
 
 
-def under_mixed_bfloat16(make_model):
-    """make_model() under Keras' mixed_bfloat16 policy (float32 variables, bfloat16 compute),
-    made and compiled the way a TPU user does: the global policy set first."""
+def under_policy(policy, make_model):
+    """make_model() under a Keras dtype policy ("mixed_bfloat16": float32 variables, bfloat16
+    compute; "bfloat16": bfloat16 variables too), made and compiled the way a TPU user does:
+    the global policy set first."""
     def make():
-        keras.mixed_precision.set_dtype_policy("mixed_bfloat16")
+        keras.mixed_precision.set_dtype_policy(policy)
         try:
             return make_model()
         finally:
@@ -156,7 +160,7 @@ def compiled(model, **compile_options):
     return model
 
 
-def conv_stack_model():
+def conv_stack_model(**compile_options):
     return compiled(keras.Sequential([
         keras.Input(shape=(28, 28, 1)),
         keras.layers.Conv2D(8, 3, padding="same", activation="relu"),
@@ -167,7 +171,7 @@ def conv_stack_model():
         keras.layers.Flatten(),
         keras.layers.Dense(32, activation="sigmoid"),
         keras.layers.Dense(10, activation="softmax"),
-    ], name="conv_stack"))
+    ], name="conv_stack"), **compile_options)
 
 
 def residual_model():
@@ -620,9 +624,13 @@ def main():
     parity(train, binary_model, "parity_binary", batch=binary_batch, logs=True, save_model=True)
     parity(train, name="parity_sample_weight", sample_weight=np.linspace(0, 2, 64, dtype=np.float32))
     parity(train, name="parity_class_weight", class_weight={0: 0.5, 3: 2.0, 7: 4.0})
-    parity(train, under_mixed_bfloat16(recipe_model), "parity_mixed_bfloat16")
+    parity(train, under_policy("mixed_bfloat16", recipe_model), "parity_mixed_bfloat16")
     # conv_stack_model's pooling, tanh and sigmoid in bfloat16.
-    parity(train, under_mixed_bfloat16(conv_stack_model), "parity_mixed_bfloat16_conv_stack", save_model=True)
+    parity(train, under_policy("mixed_bfloat16", conv_stack_model), "parity_mixed_bfloat16_conv_stack", save_model=True)
+    # The same under the bfloat16 policy, with an Adam whose beta_2 bfloat16 holds below 1
+    # (Keras' default 0.999 rounds to 1.0 there, and its Adam then makes no update).
+    parity(train, under_policy("bfloat16", lambda: conv_stack_model(optimizer=keras.optimizers.Adam(0.01, beta_2=0.99))),
+           "parity_bfloat16_conv_stack", save_model=True)
     if ONLY and not os.path.exists(os.path.join(OUT, ONLY)) and not os.path.exists(os.path.join(OUT, ONLY + ".json")):
         raise SystemExit(f"--only {ONLY}: no parity fixture has that name")
     if not args.skip_curve and not args.only:

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 
 namespace tenfold::io {
 
@@ -125,16 +126,25 @@ void Hdf5Object::write_string_array_attribute(const std::string& name,
   }
 }
 
-void Hdf5Object::write_dataset(const std::string& name, const Shape& shape, const float* values) const {
+void Hdf5Object::write_dataset(const std::string& name, const Shape& shape, const float* values,
+                               DType dtype) const {
   std::vector<hsize_t> dims(shape.dims().begin(), shape.dims().end());
   Handle space{dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr),
                H5Sclose};
-  Hdf5Object dataset(H5Dcreate2(id_, name.c_str(), H5T_IEEE_F32LE, space.id, H5P_DEFAULT,
-                                H5P_DEFAULT, H5P_DEFAULT),
+  const bool bfloat16 = dtype == DType::bfloat16;
+  Handle type = bfloat16 ? Handle{H5Tcreate(H5T_OPAQUE, 2), H5Tclose} : Handle{H5Tcopy(H5T_IEEE_F32LE), H5Tclose};
+  Hdf5Object dataset(H5Dcreate2(id_, name.c_str(), type.id, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                      path_ + "/" + name);
-  if (dataset.id() < 0 || H5Dwrite(dataset.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0) {
-    throw Error(ErrorCode::unavailable, "cannot write dataset " + path_ + "/" + name);
+  std::vector<uint16_t> bits;
+  if (bfloat16) {
+    bits.resize(size_t(shape.num_elements()));
+    for (size_t i = 0; i < bits.size(); ++i) bits[i] = kernels::bfloat16_bits(values[i]);
   }
+  const bool written = dataset.id() >= 0 &&
+                       (bfloat16 ? H5Dwrite(dataset.id(), type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, bits.data())
+                                 : H5Dwrite(dataset.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values)) >= 0;
+  if (!written) throw Error(ErrorCode::unavailable, "cannot write dataset " + path_ + "/" + name);
+  if (bfloat16) dataset.write_string_attribute("dtype", "bfloat16");
 }
 
 void Hdf5Object::write_int64_scalar(const std::string& name, int64_t value) const {
@@ -246,7 +256,9 @@ Tensor Hdf5Object::read_dataset(const std::string& name) const {
   Hdf5Object dataset = open_dataset(name);
   Handle type{H5Dget_type(dataset.id()), H5Tclose};
   Handle space{H5Dget_space(dataset.id()), H5Sclose};
-  if (H5Tget_class(type.id) != H5T_FLOAT) fail(where, "is not floating point");
+  // h5py stores bfloat16 (ml_dtypes') as 2-byte opaque values, as Keras writes them.
+  const bool bfloat16 = H5Tget_class(type.id) == H5T_OPAQUE && H5Tget_size(type.id) == 2;
+  if (H5Tget_class(type.id) != H5T_FLOAT && !bfloat16) fail(where, "is not floating point");
   int rank = H5Sget_simple_extent_ndims(space.id);
   if (rank < 0 || rank > 8) fail(where, "has an invalid number of dimensions");
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
@@ -262,13 +274,15 @@ Tensor Hdf5Object::read_dataset(const std::string& name) const {
   // Keras stores weights uncompressed: a dataset cannot hold more than its file.
   hsize_t file_size = 0;
   Handle file{H5Iget_file_id(dataset.id()), H5Fclose};
-  if (H5Fget_filesize(file.id, &file_size) < 0 || elements * sizeof(float) > file_size) {
+  if (H5Fget_filesize(file.id, &file_size) < 0 || elements * (bfloat16 ? 2 : sizeof(float)) > file_size) {
     fail(where, "declares " + std::to_string(elements) + " values, more than the file holds");
   }
   Tensor values{Shape(shape)};
-  if (H5Dread(dataset.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.raw_data()) < 0) {
-    fail(where, "cannot be read: the file is damaged or truncated");
-  }
+  std::vector<uint16_t> bits(bfloat16 ? elements : 0);
+  const bool read = bfloat16 ? H5Dread(dataset.id(), type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, bits.data()) >= 0
+                             : H5Dread(dataset.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.raw_data()) >= 0;
+  if (!read) fail(where, "cannot be read: the file is damaged or truncated");
+  for (size_t i = 0; i < bits.size(); ++i) values.data<float>()[i] = kernels::float_from_bits(bits[i]);
   return values;
 }
 

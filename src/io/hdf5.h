@@ -33,8 +33,11 @@ class Hdf5Object {
   Hdf5Object create_group(const std::string& name) const;
   void write_string_attribute(const std::string& name, const std::string& value) const;
   void write_string_array_attribute(const std::string& name, const std::vector<std::string>& values) const;
-  /// A float32 dataset of `shape` (an empty shape: a scalar).
-  void write_dataset(const std::string& name, const Shape& shape, const float* values) const;
+  /// A dataset of `shape` (an empty shape: a scalar): float32, or bfloat16 as Keras 3 writes it
+  /// (h5py's 2-byte opaque values, marked with the attribute dtype="bfloat16"), `values`
+  /// rounded to nearest even.
+  void write_dataset(const std::string& name, const Shape& shape, const float* values,
+                     DType dtype = DType::float32) const;
   void write_int64_scalar(const std::string& name, int64_t value) const;
 
   // Reading.
@@ -45,8 +48,8 @@ class Hdf5Object {
   std::string read_string_attribute(const std::string& name) const;
   /// A 1-D string array attribute; an empty array may be stored as zero floats (Keras does).
   std::vector<std::string> read_string_array_attribute(const std::string& name) const;
-  /// A floating-point dataset in its stored shape (within a size limit), as float32; the
-  /// caller checks the shape (StoredGroup::read_dataset does, against the model config).
+  /// A floating-point dataset (float of any width, or bfloat16 as h5py stores it) in its stored
+  /// shape (within a size limit), as float32; the caller checks the shape (StoredGroup::read_dataset does, against the model config).
   Tensor read_dataset(const std::string& name) const;
   /// A scalar integer dataset.
   int64_t read_int64_scalar(const std::string& name) const;

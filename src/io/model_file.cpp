@@ -155,15 +155,22 @@ std::vector<std::pair<std::string, Variable*>> member_weights(const models::Mode
   return weights;
 }
 
-/// A weight as Keras stores it: float32 in Keras' layout, or an int64 scalar for Keras'
-/// integer variables (Normalization's count).
-void write_weight(const Hdf5Object& group, const std::string& name, const Variable& weight) {
+/// A weight as Keras stores it: in Keras' layout as `dtype` (float32, or a bfloat16
+/// variable's own dtype in Keras 3 files), or an int64 scalar for Keras' integer variables
+/// (Normalization's count).
+void write_weight(const Hdf5Object& group, const std::string& name, const Variable& weight, DType dtype) {
   Tensor value = weight.read();
   if (weight.integer()) {
     group.write_int64_scalar(name, int64_t(value.data<float>()[0]));
   } else {
-    group.write_dataset(name, value.shape(), value.data<float>());
+    group.write_dataset(name, value.shape(), value.data<float>(), dtype);
   }
+}
+
+/// The dtype a Keras 3 file stores an optimizer variable in: its weight's (Keras makes slots
+/// like their variables).
+DType stored_dtype(const optimizers::KerasVariable& variable, const std::vector<Variable*>& weights) {
+  return variable.variable ? weights[*variable.variable]->dtype() : DType::float32;
 }
 
 void read_weight(const StoredGroup& group, const std::string& name, Variable& weight) {
@@ -194,7 +201,9 @@ void write_weights(const models::Model& model, const Hdf5Object& file) {
         if (layer->weights().empty()) continue;
         Hdf5Object layer_group = prefix_group.create_group(layer->name());
         for (const Variable* weight : std::as_const(*layer).weights()) {
-          write_weight(layer_group, weight->name(), *weight);
+          // float32 even for a bfloat16 variable: Keras cannot load the 2-byte opaque values
+          // it writes in .h5 files, and float32 holds every bfloat16 exactly.
+          write_weight(layer_group, weight->name(), *weight, DType::float32);
         }
       }
       for (const auto& [name, weight] : weights) names.push_back(name);
@@ -422,7 +431,7 @@ void write_keras3_layers(const models::Model& model, const Hdf5Object& group) {
     if (member.model) continue;
     int index = 0;
     for (const Variable* weight : std::as_const(*member.layer).weights()) {
-      write_weight(vars, std::to_string(index++), *weight);
+      write_weight(vars, std::to_string(index++), *weight, weight->dtype());
     }
   }
 }
@@ -463,7 +472,7 @@ void write_keras3_weights(const models::Model& model, const Hdf5Object& file, bo
     const std::vector<Variable*> weights = model.trainable_weights();
     for (const optimizers::KerasVariable& variable : optimizer.keras_variables()) {
       Tensor value = keras_value(variable, weights);
-      vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>());
+      vars.write_dataset(std::to_string(index++), value.shape(), value.data<float>(), stored_dtype(variable, weights));
     }
   }
   file.create_group("vars").write_string_attribute("name", model.name());

@@ -123,7 +123,6 @@ void Optimizer::check_bfloat16_variables() const {
 
 void Optimizer::build(std::vector<Variable*> variables) {
   variables_ = std::move(variables);
-  check_bfloat16_variables();
   slots_.assign(variables_.size(), {});
   slot_pointers_.assign(variables_.size(), {});
   accumulators_.clear();
@@ -146,6 +145,8 @@ void Optimizer::apply_gradients(std::span<Tensor> gradients, const RunParts& run
   check_argument(gradients.size() == variables_.size(),
                  "optimizer built for " + std::to_string(variables_.size()) +
                      " variables got " + std::to_string(gradients.size()) + " gradients");
+  // Here, not in build(): a model that cannot train this way still loads, predicts and evaluates.
+  check_bfloat16_variables();
   if (!accumulate(gradients)) {
     ++iterations_;
     return;

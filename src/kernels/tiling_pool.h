@@ -23,6 +23,8 @@ void tiling_max_forward(const WindowGeometry& g, const void* src, DType src_dtyp
 /// diff_src (overwritten): each window's gradient at its argmax, zero elsewhere.
 void tiling_max_backward(const WindowGeometry& g, const void* diff_dst, DType diff_dst_dtype, const uint8_t* argmax,
                          void* diff_src, DType diff_src_dtype);
+/// dst of average pooling without padding: each window's mean (summed in float32).
+void tiling_average_forward(const WindowGeometry& g, const void* src, void* dst, DType dtype);
 /// diff_src (overwritten) of average pooling without padding: each window's gradient / size.
 void tiling_average_backward(const WindowGeometry& g, const void* diff_dst, void* diff_src, DType dtype);
 

@@ -603,31 +603,34 @@ TEST_P(Bfloat16PoolingRows, MatchesReferenceAndRunsNoReferenceKernel) {
   // values, rounded: exactly for max's forward, within a rounding or two for averages and for
   // the gradients overlapping windows add up.
   const PoolRow& row = GetParam();
-  const int64_t channels = 5;
-  WindowGeometry g = make_window_geometry(3, 9, 8, channels, channels, row.pool, row.pool, row.stride, row.stride,
-                                          row.padding);
-  const size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.in_channels);
-  auto x = rounded(to_floats(random_values(size_t(3 * 9 * 8 * channels), 1)));
-  auto upstream = rounded(to_floats(random_values(out_count, 2)));
-  std::vector<float> expected_y(out_count), expected_dx(x.size());
-  reference::pool_forward<float>(row.kind, g, x.data(), expected_y.data());
-  reference::pool_backward<float>(row.kind, g, x.data(), upstream.data(), expected_dx.data());
-  const double forward_tolerance = row.kind == reference::PoolKind::max ? 0 : 1.0 / 128;
-  // oneDNN adds overlapping windows' gradients in bfloat16: each addition rounds a partial sum
-  // of up to about 2 by 2^-8.
-  const double backward_atol = row.stride < row.pool ? 1.0 / 32 : 0;
-  for (DType input : {DType::bfloat16, DType::float32}) {
-    if (input == DType::float32 && !(row.kind == reference::PoolKind::max && row.pool == row.stride)) continue;
-    SCOPED_TRACE(input == DType::float32 ? "float32 into bfloat16" : "bfloat16");
-    onednn::PoolingKernel pool(row.kind, g, input, DType::bfloat16);
-    std::vector<std::byte> workspace(pool.workspace_bytes());
-    std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
-    std::vector<float> dx32(x.size());
-    pool.forward(input == DType::float32 ? static_cast<const void*>(x.data()) : x16.data(), y16.data(), workspace.data());
-    pool.backward(dy16.data(), input == DType::float32 ? static_cast<void*>(dx32.data()) : dx16.data(), workspace.data());
-    EXPECT_TRUE(all_close(widened(y16), as_doubles(expected_y), forward_tolerance, 0)) << "forward";
-    EXPECT_TRUE(all_close(input == DType::float32 ? dx32 : widened(dx16), as_doubles(expected_dx), bfloat16_rtol,
-                          backward_atol)) << "backward";
+  // 5 channels, and 21: the tiling kernels take 16 at a time in vectors, then the rest.
+  for (int64_t channels : {5, 21}) {
+    SCOPED_TRACE(std::to_string(channels) + " channels");
+    WindowGeometry g = make_window_geometry(3, 9, 8, channels, channels, row.pool, row.pool, row.stride, row.stride,
+                                            row.padding);
+    const size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.in_channels);
+    auto x = rounded(to_floats(random_values(size_t(3 * 9 * 8 * channels), 1)));
+    auto upstream = rounded(to_floats(random_values(out_count, 2)));
+    std::vector<float> expected_y(out_count), expected_dx(x.size());
+    reference::pool_forward<float>(row.kind, g, x.data(), expected_y.data());
+    reference::pool_backward<float>(row.kind, g, x.data(), upstream.data(), expected_dx.data());
+    const double forward_tolerance = row.kind == reference::PoolKind::max ? 0 : 1.0 / 128;
+    // oneDNN adds overlapping windows' gradients in bfloat16: each addition rounds a partial sum
+    // of up to about 2 by 2^-8.
+    const double backward_atol = row.stride < row.pool ? 1.0 / 32 : 0;
+    for (DType input : {DType::bfloat16, DType::float32}) {
+      if (input == DType::float32 && !(row.kind == reference::PoolKind::max && row.pool == row.stride)) continue;
+      SCOPED_TRACE(input == DType::float32 ? "float32 into bfloat16" : "bfloat16");
+      onednn::PoolingKernel pool(row.kind, g, input, DType::bfloat16);
+      std::vector<std::byte> workspace(pool.workspace_bytes());
+      std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
+      std::vector<float> dx32(x.size());
+      pool.forward(input == DType::float32 ? static_cast<const void*>(x.data()) : x16.data(), y16.data(), workspace.data());
+      pool.backward(dy16.data(), input == DType::float32 ? static_cast<void*>(dx32.data()) : dx16.data(), workspace.data());
+      EXPECT_TRUE(all_close(widened(y16), as_doubles(expected_y), forward_tolerance, 0)) << "forward";
+      EXPECT_TRUE(all_close(input == DType::float32 ? dx32 : widened(dx16), as_doubles(expected_dx), bfloat16_rtol,
+                            backward_atol)) << "backward";
+    }
   }
   onednn::PoolingKernel at_batch(row.kind, make_window_geometry(layout_batch, 28, 28, 32, 32, row.pool, row.pool,
                                                                 row.stride, row.stride, row.padding),

@@ -28,6 +28,7 @@ PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g, DType dtype
     workspace_bytes_ = size_t(g.batch * g.out_height * g.out_width * g.in_channels);  // argmax
     return;
   }
+  if (tiling_average_) return;
   using tag = memory::format_tag;
   memory::desc src({g.batch, g.in_channels, g.in_height, g.in_width}, data_type_of(dtype), tag::nhwc);
   memory::desc dst({g.batch, g.in_channels, g.out_height, g.out_width}, data_type_of(dtype), tag::nhwc);
@@ -66,6 +67,8 @@ PoolingKernel::PoolingKernel(PoolKind kind, const WindowGeometry& g, DType dtype
 void PoolingKernel::forward(const void* src, void* dst, void* workspace) {
   if (tiling_max_) {
     tiling_max_forward(geometry_, src, dtype_, dst, output_dtype_, static_cast<uint8_t*>(workspace));
+  } else if (tiling_average_) {
+    tiling_average_forward(geometry_, src, dst, dtype_);
   } else if (workspace_bytes_ > 0) {
     forward_.execute({src, dst, workspace}, scratchpad_.get());
   } else {
@@ -87,9 +90,8 @@ void PoolingKernel::backward(const void* diff_dst, void* diff_src, const void* w
 
 std::vector<std::string> PoolingKernel::implementations() const {
   if (tiling_max_) return {"forward tenfold:tiling_max", "backward tenfold:tiling_max"};
-  return {"forward " + forward_.implementation(),
-          "backward " + (tiling_average_ ? std::string("tenfold:tiling_average")
-                                         : backward_.implementation())};
+  if (tiling_average_) return {"forward tenfold:tiling_average", "backward tenfold:tiling_average"};
+  return {"forward " + forward_.implementation(), "backward " + backward_.implementation()};
 }
 
 }  // namespace tenfold::kernels::onednn

@@ -59,6 +59,13 @@ BFLOAT16_CASES = {
     "adam_bfloat16": lambda: keras.optimizers.Adam(learning_rate=0.01, beta_2=0.99),
     "adam_amsgrad_bfloat16": lambda: keras.optimizers.Adam(learning_rate=0.01, beta_2=0.5, amsgrad=True),
     "adamw_bfloat16": lambda: keras.optimizers.AdamW(learning_rate=0.01, beta_2=0.99, weight_decay=0.1),
+    "rmsprop_bfloat16": lambda: keras.optimizers.RMSprop(learning_rate=0.01),
+    "rmsprop_centered_momentum_bfloat16": lambda: keras.optimizers.RMSprop(learning_rate=0.01, momentum=0.5,
+                                                                           centered=True),
+    "adagrad_bfloat16": lambda: keras.optimizers.Adagrad(learning_rate=0.05),
+    "adadelta_bfloat16": lambda: keras.optimizers.Adadelta(learning_rate=1.0),
+    "adamax_bfloat16": lambda: keras.optimizers.Adamax(learning_rate=0.01),
+    "lion_bfloat16": lambda: keras.optimizers.Lion(learning_rate=0.01),
 }
 
 SCHEDULES = [

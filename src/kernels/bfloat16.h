@@ -61,6 +61,7 @@ class Bfloat16Number {
   friend Bfloat16Number sqrt(Bfloat16Number a) { return Bfloat16Number(std::sqrt(a.value_)); }
   friend Bfloat16Number pow(Bfloat16Number a, Bfloat16Number b) { return Bfloat16Number(std::pow(a.value_, b.value_)); }
   friend Bfloat16Number max(Bfloat16Number a, Bfloat16Number b) { return Bfloat16Number(std::max(a.value_, b.value_)); }
+  friend Bfloat16Number abs(Bfloat16Number a) { return Bfloat16Number(std::abs(a.value_)); }
 
  private:
   float value_;
@@ -71,6 +72,7 @@ class Bfloat16Number {
 inline float sqrt(float a) { return std::sqrt(a); }
 inline float pow(float a, float b) { return std::pow(a, b); }
 inline float max(float a, float b) { return std::max(a, b); }
+inline float abs(float a) { return std::abs(a); }
 
 void to_bfloat16(const float* from, bfloat16* to, int64_t count);
 void to_float(const bfloat16* from, float* to, int64_t count);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/bfloat16.h"
+
 namespace tenfold::optimizers {
 
 nlohmann::json Adagrad::get_config() const {
@@ -11,15 +13,26 @@ nlohmann::json Adagrad::get_config() const {
   return config;
 }
 
-void Adagrad::update(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+template <typename Number>
+void Adagrad::update_in(float* value, const float* gradient, std::span<float* const> slots, int64_t count) const {
+  using kernels::sqrt;
+  const Number lr(learning_rate()), epsilon(epsilon_);
   float* accumulator = slots[0];
-  const float lr = learning_rate();
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) {
-    const float g = gradient[i];
-    accumulator[i] += g * g;
-    value[i] -= lr * g / std::sqrt(accumulator[i] + epsilon_);
+    const Number g(gradient[i]);
+    const Number sum = Number(accumulator[i]) + g * g;
+    accumulator[i] = float(sum);
+    value[i] = float(Number(value[i]) - lr * g / sqrt(sum + epsilon));
   }
+}
+
+void Adagrad::update(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+  update_in<float>(value, gradient, slots, count);
+}
+
+void Adagrad::update_bfloat16(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+  update_in<kernels::Bfloat16Number>(value, gradient, slots, count);
 }
 
 }  // namespace tenfold::optimizers

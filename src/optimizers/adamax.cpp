@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/bfloat16.h"
+
 namespace tenfold::optimizers {
 
 nlohmann::json Adamax::get_config() const {
@@ -13,19 +15,30 @@ nlohmann::json Adamax::get_config() const {
   return config;
 }
 
-void Adamax::begin_step() { correction_ = 1 - std::pow(beta_1_, float(update_steps() + 1)); }
-
-void Adamax::update(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+template <typename Number>
+void Adamax::update_in(float* value, const float* gradient, std::span<float* const> slots, int64_t count) const {
+  using kernels::abs, kernels::max, kernels::pow;
+  const Number one(1.0f), lr(learning_rate()), beta_2(beta_2_), one_minus_beta_1(1 - beta_1_), epsilon(epsilon_);
+  const Number correction = one - pow(Number(beta_1_), Number(float(update_steps() + 1)));
   float* m = slots[0];
   float* u = slots[1];
-  const float lr = learning_rate(), one_minus_beta_1 = 1 - beta_1_;
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) {
-    const float g = gradient[i];
-    m[i] += (g - m[i]) * one_minus_beta_1;
-    u[i] = std::max(beta_2_ * u[i], std::abs(g));
-    value[i] -= lr * m[i] / (correction_ * (u[i] + epsilon_));
+    const Number g(gradient[i]);
+    const Number momentum = Number(m[i]) + (g - Number(m[i])) * one_minus_beta_1;
+    const Number norm = max(beta_2 * Number(u[i]), abs(g));
+    m[i] = float(momentum);
+    u[i] = float(norm);
+    value[i] = float(Number(value[i]) - lr * momentum / (correction * (norm + epsilon)));
   }
+}
+
+void Adamax::update(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+  update_in<float>(value, gradient, slots, count);
+}
+
+void Adamax::update_bfloat16(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+  update_in<kernels::Bfloat16Number>(value, gradient, slots, count);
 }
 
 }  // namespace tenfold::optimizers

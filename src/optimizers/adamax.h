@@ -16,13 +16,18 @@ class Adamax : public Optimizer {
   std::vector<std::vector<std::string>> slot_groups() const override { return {{"momentum", "norm"}}; }
 
  protected:
-  void begin_step() override;
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;
+  std::string bfloat16_refusal() const override { return ""; }
+  void update_bfloat16(float* value, const float* gradient, std::span<float* const> slots,
+                       int64_t count) override;
 
  private:
+  /// update() and update_bfloat16(): Keras' operations in Keras' order, in float32 (Number =
+  /// float) or bfloat16 arithmetic (kernels::Bfloat16Number).
+  template <typename Number>
+  void update_in(float* value, const float* gradient, std::span<float* const> slots, int64_t count) const;
   float beta_1_, beta_2_, epsilon_;
-  float correction_ = 1;  // 1 - beta_1^t
 };
 
 }  // namespace tenfold::optimizers

@@ -99,8 +99,9 @@ void Optimizer::clip(std::span<Tensor> gradients) const {
 }
 
 std::string Optimizer::bfloat16_refusal() const {
-  return class_name() + " does not update bfloat16 variables yet; use SGD, Adam or AdamW, or the "
-                        "mixed_bfloat16 policy (float32 variables, bfloat16 compute)";
+  return class_name() + " does not update bfloat16 variables yet; use another optimizer (SGD, Adam, "
+                        "AdamW, RMSprop, Adagrad, Adadelta, Adamax, Lion) or the mixed_bfloat16 policy (float32 "
+                        "variables, bfloat16 compute)";
 }
 
 void Optimizer::update_bfloat16(float*, const float*, std::span<float* const>, int64_t) {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/bfloat16.h"
+
 namespace tenfold::optimizers {
 
 nlohmann::json RMSprop::get_config() const {
@@ -20,29 +22,41 @@ std::vector<std::vector<std::string>> RMSprop::slot_groups() const {
   return groups;
 }
 
-void RMSprop::update(float* value, const float* gradient, std::span<float* const> slots,
-                     int64_t count) {
-  const float lr = learning_rate();
+template <typename Number>
+void RMSprop::update_in(float* value, const float* gradient, std::span<float* const> slots, int64_t count) const {
+  using kernels::sqrt;
+  const Number lr(learning_rate()), rho(rho_), one_minus_rho(1 - rho_), momentum(momentum_), epsilon(epsilon_);
   float* velocity = slots[0];
-  float* momentum = momentum_ > 0 ? slots[1] : nullptr;
+  float* accumulated = momentum_ > 0 ? slots[1] : nullptr;
   float* average = centered_ ? slots.back() : nullptr;
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) {
-    float g = gradient[i];
-    velocity[i] = rho_ * velocity[i] + (1 - rho_) * g * g;
-    float denominator = velocity[i] + epsilon_;
+    const Number g(gradient[i]);
+    const Number v = rho * Number(velocity[i]) + one_minus_rho * (g * g);
+    velocity[i] = float(v);
+    Number denominator = v + epsilon;
     if (average) {
-      average[i] = rho_ * average[i] + (1 - rho_) * g;
-      denominator = velocity[i] - average[i] * average[i] + epsilon_;
+      const Number a = rho * Number(average[i]) + one_minus_rho * g;
+      average[i] = float(a);
+      denominator = v - a * a + epsilon;
     }
-    float step = lr * g / std::sqrt(denominator);
-    if (momentum) {
-      momentum[i] = momentum_ * momentum[i] + step;
-      value[i] -= momentum[i];
+    const Number increment = lr * g / sqrt(denominator);
+    if (accumulated) {
+      const Number m = momentum * Number(accumulated[i]) + increment;
+      accumulated[i] = float(m);
+      value[i] = float(Number(value[i]) - m);
     } else {
-      value[i] -= step;
+      value[i] = float(Number(value[i]) - increment);
     }
   }
+}
+
+void RMSprop::update(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+  update_in<float>(value, gradient, slots, count);
+}
+
+void RMSprop::update_bfloat16(float* value, const float* gradient, std::span<float* const> slots, int64_t count) {
+  update_in<kernels::Bfloat16Number>(value, gradient, slots, count);
 }
 
 }  // namespace tenfold::optimizers

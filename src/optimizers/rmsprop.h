@@ -20,8 +20,15 @@ class RMSprop : public Optimizer {
  protected:
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;
+  std::string bfloat16_refusal() const override { return ""; }
+  void update_bfloat16(float* value, const float* gradient, std::span<float* const> slots,
+                       int64_t count) override;
 
  private:
+  /// update() and update_bfloat16(): Keras' operations in Keras' order, in float32 (Number =
+  /// float) or bfloat16 arithmetic (kernels::Bfloat16Number).
+  template <typename Number>
+  void update_in(float* value, const float* gradient, std::span<float* const> slots, int64_t count) const;
   float rho_, momentum_, epsilon_;
   bool centered_;
 };

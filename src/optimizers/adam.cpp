@@ -1,6 +1,7 @@
 #include "optimizers/adam.h"
 
 #include <sstream>
+#include <type_traits>
 
 #include "kernels/bfloat16.h"
 
@@ -24,19 +25,26 @@ void Adam::update_in(float* value, const float* gradient, std::span<float* const
   const Number one_minus_beta_1(1 - beta_1_), one_minus_beta_2(1 - beta_2_), epsilon(epsilon_);
   float* m = slots[0];
   float* v = slots[1];
-  float* v_hat = amsgrad_ ? slots[2] : nullptr;
+  // One loop per amsgrad value: a branch inside would keep GCC from vectorizing it.
+  auto run = [&](auto amsgrad) {
 #pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < count; ++i) {
-    const Number g(gradient[i]);
-    const Number momentum = Number(m[i]) + (g - Number(m[i])) * one_minus_beta_1;
-    Number velocity = Number(v[i]) + (g * g - Number(v[i])) * one_minus_beta_2;
-    m[i] = float(momentum);
-    v[i] = float(velocity);
-    if (v_hat) {
-      velocity = max(Number(v_hat[i]), velocity);
-      v_hat[i] = float(velocity);
+    for (int64_t i = 0; i < count; ++i) {
+      const Number g(gradient[i]);
+      const Number momentum = Number(m[i]) + (g - Number(m[i])) * one_minus_beta_1;
+      Number velocity = Number(v[i]) + (g * g - Number(v[i])) * one_minus_beta_2;
+      m[i] = float(momentum);
+      v[i] = float(velocity);
+      if constexpr (decltype(amsgrad)::value) {
+        velocity = max(Number(slots[2][i]), velocity);
+        slots[2][i] = float(velocity);
+      }
+      value[i] = float(Number(value[i]) - momentum * alpha / (sqrt(velocity) + epsilon));
     }
-    value[i] = float(Number(value[i]) - momentum * alpha / (sqrt(velocity) + epsilon));
+  };
+  if (amsgrad_) {
+    run(std::true_type{});
+  } else {
+    run(std::false_type{});
   }
 }
 

@@ -34,12 +34,18 @@ with it, to check Tenfold reads Keras' files:
   scheduled_next_kernel.npy
                            its kernel after one more train_on_batch(x, y)
   evaluations.json         Keras' model.evaluate(x, y) of each file above, loaded back
+  bfloat16_adam.keras, bfloat16_adam_predictions.npy
+                           a Flatten + Dense model made under the "bfloat16" policy and compiled
+                           with optimizer="adam", untrained, as a TPU user writes it; and its
+                           predictions for x (Keras' Adam would not train it: its beta_2 0.999
+                           is 1.0 in bfloat16)
   tabular.keras, photos_cnn.h5, regression.json
                            users' own models for the command line: a table classifier compiled
                            with optimizer="adam", untrained; an RGB image CNN (.h5, SGD); an
                            uncompiled regression (to_json)
 
-Run: make fixtures   (or: python3 tools/make_model_fixtures.py)"""
+Run: make fixtures   (or: python3 tools/make_model_fixtures.py [--only bfloat16_adam])"""
+import argparse
 import json
 import os
 
@@ -91,6 +97,7 @@ def main():
     common_ways(x_train, y_train, x)
     scheduled(x_train, y_train, x, y)
     augmented(x)
+    bfloat16_adam(x)
     user_models()
     evaluations(x, y)
 
@@ -183,5 +190,23 @@ def augmented(x):
     save(OUT, "augmented_predictions", model.predict(x, verbose=0))
 
 
+def bfloat16_adam(x):
+    keras.utils.set_random_seed(9)
+    keras.mixed_precision.set_dtype_policy("bfloat16")
+    try:
+        model = keras.Sequential([keras.Input(shape=(28, 28, 1)), keras.layers.Flatten(),
+                                  keras.layers.Dense(10, activation="softmax")])
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    finally:
+        keras.mixed_precision.set_dtype_policy("float32")
+    model.save(os.path.join(OUT, "bfloat16_adam.keras"))
+    save(OUT, "bfloat16_adam_predictions", model.predict(x, verbose=0))
+
+
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", choices=["bfloat16_adam"], help="write this fixture alone")
+    if parser.parse_args().only:
+        bfloat16_adam(np.load(os.path.join(OUT, "x.npy")))
+    else:
+        main()

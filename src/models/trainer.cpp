@@ -214,6 +214,9 @@ void Model::run_batch(const Inputs& x, const Targets& y, const Tensor& sample_we
   std::vector<CompiledStep*> steps(static_cast<size_t>(local));
   std::vector<std::vector<double>> loss_sums(static_cast<size_t>(local));  // per replica, output
   std::vector<double> activity_sums(static_cast<size_t>(local), 0.0);     // per replica
+  // An update the optimizer would refuse (bfloat16 variables) is refused before the step
+  // changes anything, moving statistics included.
+  if (training) optimizer_->check_can_update();
   distribute::GradientReducer* reducer = training ? &gradient_reducer() : nullptr;
   if (reducer) reducer->start_step();
   // Layers that sum over the replicas while the step runs (synchronized BatchNormalization):

@@ -108,7 +108,7 @@ void Optimizer::update_bfloat16(float*, const float*, std::span<float* const>, i
   throw Error(ErrorCode::internal, class_name() + ": update_bfloat16 called though build() refused it");
 }
 
-void Optimizer::check_bfloat16_variables() const {
+void Optimizer::check_can_update() const {
   for (const Variable* variable : variables_) {
     if (variable->dtype() != DType::bfloat16) continue;
     const std::string refusal = bfloat16_refusal();
@@ -146,8 +146,7 @@ void Optimizer::apply_gradients(std::span<Tensor> gradients, const RunParts& run
   check_argument(gradients.size() == variables_.size(),
                  "optimizer built for " + std::to_string(variables_.size()) +
                      " variables got " + std::to_string(gradients.size()) + " gradients");
-  // Here, not in build(): a model that cannot train this way still loads, predicts and evaluates.
-  check_bfloat16_variables();
+  check_can_update();
   if (!accumulate(gradients)) {
     ++iterations_;
     return;

@@ -55,6 +55,11 @@ class Optimizer {
   /// At most one of clipnorm, global_clipnorm and clipvalue, as in Keras.
   void set_gradient_options(const GradientOptions& options);
 
+  /// Throws, saying why, when apply_gradients would refuse: bfloat16 variables (the bfloat16
+  /// policy's) this optimizer cannot update as Keras does. Not in build(): a model that cannot
+  /// train still loads, predicts and evaluates.
+  void check_can_update() const;
+
   /// Number of apply_gradients calls so far (Keras' optimizer._iterations, saved in files).
   int64_t iterations() const { return iterations_; }
   /// Number of updates so far: iterations() / gradient_accumulation_steps (Keras'
@@ -103,8 +108,6 @@ class Optimizer {
  private:
   /// clipnorm, global_clipnorm, clipvalue.
   void clip(std::span<Tensor> gradients) const;
-  /// Refuses bfloat16 variables this optimizer cannot update as Keras does.
-  void check_bfloat16_variables() const;
   /// Weight decay, then update() or update_bfloat16() by the variable's dtype, on elements
   /// [value, value + count) of variable `index`.
   void update_variable(size_t index, float* value, const float* gradient, std::span<float* const> slots,

@@ -302,6 +302,25 @@ TEST(Bfloat16Policy, KerasFilesLoadWithTheirBfloat16WeightsAndTenfoldWritesThemA
   }
 }
 
+TEST(Bfloat16Policy, AKerasFileCompiledWithKerasDefaultAdamPredictsButRefusesToTrain) {
+  // As a TPU user writes it: made under the policy, compiled with optimizer="adam", untrained.
+  // It loads and predicts as Keras does; training is refused before the step, since Keras'
+  // Adam would update nothing (beta_2 0.999 is 1.0 in bfloat16), and the weights stay as they
+  // were.
+  auto model = io::load_model(fixture_path("models/bfloat16_adam.keras"));
+  Tensor x = read_npy(fixture_path("models/x.npy"));
+  for (const Variable* weight : model->weights()) EXPECT_EQ(weight->dtype(), DType::bfloat16);
+  if (cpu_has_bfloat16_units()) {
+    EXPECT_TRUE(testing::all_close(model->predict(x), read_npy(fixture_path("models/bfloat16_adam_predictions.npy")), 0,
+                                   1.0 / 128));
+  }
+  const Tensor kernel = model->weights()[0]->read();
+  const std::string error = testing::error_of([&] { model->train_on_batch(x, read_npy(fixture_path("models/y.npy"))); });
+  EXPECT_NE(error.find("Adam's beta_2 = 0.999 is 1.0 in bfloat16, so Keras' Adam makes no update at all"), std::string::npos)
+      << error;
+  EXPECT_TRUE(testing::all_close(model->weights()[0]->read(), kernel, 0, 0));
+}
+
 TEST(MixedBfloat16, ActivationsAndGradientsTakeHalfTheArena) {
   if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 computes in float32";
   // Every tensor but the float32 input is bfloat16: the arena of the recipe's training step

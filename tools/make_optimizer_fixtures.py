@@ -7,8 +7,9 @@ optimizer.apply_gradients([(g, w)]) does in Keras 3:
                                      "variable_dtype"}]
   BFLOAT16_CASES run on a bfloat16 variable (Keras' bfloat16 policy): Keras then rounds after
   every operation of the update, its constants (learning rate, betas, epsilon) included.
-  adam_default_bfloat16.npy shows why Tenfold refuses Adam's default beta_2 there: 0.999 rounds
-  to 1.0 in bfloat16, so Keras' update is zero (w stays w0 rounded).
+  adam_default_bfloat16.npy and nadam_default_bfloat16.npy show why Tenfold refuses their
+  default beta_2 there: 0.999 rounds to 1.0 in bfloat16, so Keras' Adam update is zero (w stays
+  w0 rounded) and its Nadam's NaN.
   schedules.json                   [{"config": keras.optimizers.schedules.serialize(schedule),
                                      "steps": [...], "values": [schedule(step), ...]}]
 
@@ -66,6 +67,7 @@ BFLOAT16_CASES = {
     "adadelta_bfloat16": lambda: keras.optimizers.Adadelta(learning_rate=1.0),
     "adamax_bfloat16": lambda: keras.optimizers.Adamax(learning_rate=0.01),
     "lion_bfloat16": lambda: keras.optimizers.Lion(learning_rate=0.01),
+    "nadam_bfloat16": lambda: keras.optimizers.Nadam(learning_rate=0.01, beta_2=0.99),
 }
 
 SCHEDULES = [
@@ -101,11 +103,13 @@ def main():
             save(OUT, name, w.numpy())
             cases.append({"case": name, "config": keras.optimizers.serialize(optimizer), "variable_dtype": dtype})
             print(name, w.numpy()[0])
-    w = keras.Variable(w0, dtype="bfloat16")
-    optimizer = keras.optimizers.Adam()
-    for g in gradients:
-        optimizer.apply_gradients([(keras.ops.convert_to_tensor(g), w)])
-    save(OUT, "adam_default_bfloat16", w.numpy())
+    for name, make in (("adam_default_bfloat16", keras.optimizers.Adam),
+                       ("nadam_default_bfloat16", keras.optimizers.Nadam)):
+        w = keras.Variable(w0, dtype="bfloat16")
+        optimizer = make()
+        for g in gradients:
+            optimizer.apply_gradients([(keras.ops.convert_to_tensor(g), w)])
+        save(OUT, name, w.numpy())
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
     schedules = [{"config": keras.optimizers.schedules.serialize(schedule), "steps": STEPS,

@@ -43,8 +43,8 @@ options:
   --freeze LAYER,...        layers whose weights stay fixed (layer.trainable = False); the
                             model is compiled again, so its optimizer starts afresh
   --dtype-policy NAME       float32, mixed_bfloat16 (float32 variables, bfloat16 compute on
-                            the CPU's bfloat16 units) or bfloat16 (bfloat16 variables too:
-                            SGD, or Adam with a beta_2 bfloat16 holds below 1), Keras'
+                            the CPU's bfloat16 units) or bfloat16 (bfloat16 variables too;
+                            Adam and Nadam need a beta_2 bfloat16 holds below 1), Keras'
                             policies, for every layer (default: the file's, or float32)
   --class-weight balanced|FILE.json
                             weigh each class's samples in the training loss (Keras'

@@ -1,6 +1,5 @@
 #include "optimizers/adam.h"
 
-#include <sstream>
 #include <type_traits>
 
 #include "kernels/bfloat16.h"
@@ -57,16 +56,9 @@ void Adam::update_bfloat16(float* value, const float* gradient, std::span<float*
 }
 
 std::string Adam::bfloat16_refusal() const {
-  for (auto [name, beta] : {std::pair{"beta_1", beta_1_}, std::pair{"beta_2", beta_2_}}) {
-    if (float(kernels::Bfloat16Number(beta)) != 1.0f) continue;
-    std::ostringstream message;
-    message << class_name() << "'s " << name << " = " << beta << " is 1.0 in bfloat16, so Keras' " << class_name()
-            << " makes no update at all (its step size lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) is 0 or "
-               "undefined); use the mixed_bfloat16 policy (float32 variables, bfloat16 compute), or a "
-            << name << " that bfloat16 holds below 1 (at most 0.998)";
-    return message.str();
-  }
-  return "";
+  return bfloat16_beta_refusal({{"beta_1", beta_1_}, {"beta_2", beta_2_}},
+                               "makes no update at all (its step size lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) is 0 "
+                               "or undefined)");
 }
 
 }  // namespace tenfold::optimizers

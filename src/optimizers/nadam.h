@@ -4,6 +4,9 @@
 //   m += (g - m) * (1 - beta_1);  v += (g^2 - v) * (1 - beta_2)
 //   m_hat = u_{t+1} * m / (1 - u_product * u_{t+1}) + (1 - u_t) * g / (1 - u_product)
 //   w -= lr * m_hat / (sqrt(v / (1 - beta_2^t)) + epsilon)
+// Keras keeps u_product in the first variable's dtype; on bfloat16 variables every operation
+// rounds to bfloat16, so the default beta_2 (0.999, 1.0 there) makes v / (1 - beta_2^t) 0 / 0 and
+// every weight NaN: refused there, saying so.
 #include "optimizers/optimizer.h"
 
 namespace tenfold::optimizers {
@@ -22,12 +25,18 @@ class Nadam : public Optimizer {
   void begin_step() override;
   void update(float* value, const float* gradient, std::span<float* const> slots,
               int64_t count) override;
+  std::string bfloat16_refusal() const override;
+  void update_bfloat16(float* value, const float* gradient, std::span<float* const> slots,
+                       int64_t count) override;
 
  private:
+  /// update() and update_bfloat16(): Keras' operations in Keras' order, in float32 (Number =
+  /// float) or bfloat16 arithmetic (kernels::Bfloat16Number).
+  template <typename Number>
+  void update_in(float* value, const float* gradient, std::span<float* const> slots, int64_t count) const;
+
   float beta_1_, beta_2_, epsilon_;
   Tensor u_product_;  // scalar
-  // This update's coefficients: m_hat = momentum_scale * m + gradient_scale * g.
-  float momentum_scale_ = 0, gradient_scale_ = 0, velocity_correction_ = 1;
 };
 
 }  // namespace tenfold::optimizers

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <sstream>
 
 #include "core/config_reader.h"
 #include "core/error.h"
@@ -102,6 +103,19 @@ std::string Optimizer::bfloat16_refusal() const {
   return class_name() + " does not update bfloat16 variables yet; use another optimizer (SGD, Adam, "
                         "AdamW, RMSprop, Adagrad, Adadelta, Adamax, Lion) or the mixed_bfloat16 policy (float32 "
                         "variables, bfloat16 compute)";
+}
+
+std::string Optimizer::bfloat16_beta_refusal(std::initializer_list<std::pair<const char*, float>> betas,
+                                             const std::string& outcome) const {
+  for (auto [name, beta] : betas) {
+    if (float(kernels::Bfloat16Number(beta)) != 1.0f) continue;
+    std::ostringstream message;
+    message << class_name() << "'s " << name << " = " << beta << " is 1.0 in bfloat16, so Keras' " << class_name()
+            << " " << outcome << "; use the mixed_bfloat16 policy (float32 variables, bfloat16 compute), or a "
+            << name << " that bfloat16 holds below 1 (at most 0.998)";
+    return message.str();
+  }
+  return "";
 }
 
 void Optimizer::update_bfloat16(float*, const float*, std::span<float* const>, int64_t) {

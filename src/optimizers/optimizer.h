@@ -101,6 +101,12 @@ class Optimizer {
   /// Why this optimizer cannot update a bfloat16 variable (the bfloat16 policy's), or empty
   /// when it can: update_bfloat16 then rounds after every operation, as Keras does.
   virtual std::string bfloat16_refusal() const;
+  /// The refusal of a bfloat16 update whose beta (name, value) is 1.0 in bfloat16, with what
+  /// Keras then does (`outcome`); empty when no beta is.
+  std::string bfloat16_beta_refusal(std::initializer_list<std::pair<const char*, float>> betas,
+                                    const std::string& outcome) const;
+  /// The variables of build().
+  const std::vector<Variable*>& variables() const { return variables_; }
   /// update() for a bfloat16 variable: value, gradient and slots hold bfloat16 values.
   virtual void update_bfloat16(float* value, const float* gradient, std::span<float* const> slots,
                                int64_t count);

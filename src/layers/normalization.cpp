@@ -130,6 +130,8 @@ void Normalization::set_adapted(const std::vector<double>& sums, double count) {
     mean[k] = float(m);
     variance[k] = float(std::max(0.0, sums[size + k] / count - m * m));
   }
+  mean_->round_to_dtype();  // bfloat16 under the bfloat16 policy, as Keras keeps them
+  variance_->round_to_dtype();
 }
 
 void Normalization::adapt(const Tensor& samples) {

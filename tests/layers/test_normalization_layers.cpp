@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/random.h"
 #include "data/dataset.h"
+#include "kernels/bfloat16.h"
 #include "layers/conv2d.h"
 #include "layers/dense.h"
 #include "layers/flatten.h"
@@ -123,6 +124,23 @@ TEST(Normalization, AdaptsToATensorOrADatasetOfBatches) {
   // Given statistics are not adapted over.
   layers::Normalization given(layers::NormalizationOptions{.mean = {1.0}, .variance = {2.0}});
   EXPECT_THROW(given.adapt(x), Error);
+}
+
+TEST(Normalization, UnderTheBfloat16PolicyAdaptsIntoBfloat16Variables) {
+  // Keras keeps the adapted mean and variance in the layer's variable dtype; the count stays
+  // an integer.
+  Tensor x = random_tensor({40, 3, 3, 2}, 21, 1.0, 5.0);
+  auto [mean, variance] = two_pass_statistics(x, 2);
+  layers::Normalization layer;
+  layer.set_dtype_policy(DTypePolicy::bfloat16);
+  layer.adapt(x);
+  std::vector<Variable*> weights = layer.weights();
+  EXPECT_EQ(weights[0]->dtype(), DType::bfloat16);
+  EXPECT_EQ(weights[2]->dtype(), DType::float32);
+  for (int64_t c = 0; c < 2; ++c) {
+    EXPECT_EQ(weights[0]->read().data<float>()[c], kernels::to_float(kernels::to_bfloat16(float(mean[size_t(c)]))));
+    EXPECT_EQ(weights[1]->read().data<float>()[c], kernels::to_float(kernels::to_bfloat16(float(variance[size_t(c)]))));
+  }
 }
 
 TEST(Normalization, GivenStatisticsAndInvert) {

@@ -49,7 +49,8 @@ class Hdf5Object {
   /// A 1-D string array attribute; an empty array may be stored as zero floats (Keras does).
   std::vector<std::string> read_string_array_attribute(const std::string& name) const;
   /// A floating-point dataset (float of any width, or bfloat16 as h5py stores it) in its stored
-  /// shape (within a size limit), as float32; the caller checks the shape (StoredGroup::read_dataset does, against the model config).
+  /// shape (within a size limit), as float32; the caller checks the shape
+  /// (StoredGroup::read_dataset does, against the model config).
   Tensor read_dataset(const std::string& name) const;
   /// A scalar integer dataset.
   int64_t read_int64_scalar(const std::string& name) const;

@@ -100,9 +100,9 @@ void Optimizer::clip(std::span<Tensor> gradients) const {
 }
 
 std::string Optimizer::bfloat16_refusal() const {
-  return class_name() + " does not update bfloat16 variables yet; use another optimizer (SGD, Adam, "
-                        "AdamW, RMSprop, Adagrad, Adadelta, Adamax, Lion) or the mixed_bfloat16 policy (float32 "
-                        "variables, bfloat16 compute)";
+  return class_name() + " does not update bfloat16 variables yet; use one of Keras' optimizers (SGD, Adam, "
+                        "AdamW, Nadam, RMSprop, Adagrad, Adadelta, Adamax, Lion) or the mixed_bfloat16 policy "
+                        "(float32 variables, bfloat16 compute)";
 }
 
 std::string Optimizer::bfloat16_beta_refusal(std::initializer_list<std::pair<const char*, float>> betas,
@@ -119,7 +119,7 @@ std::string Optimizer::bfloat16_beta_refusal(std::initializer_list<std::pair<con
 }
 
 void Optimizer::update_bfloat16(float*, const float*, std::span<float* const>, int64_t) {
-  throw Error(ErrorCode::internal, class_name() + ": update_bfloat16 called though build() refused it");
+  throw Error(ErrorCode::internal, class_name() + ": update_bfloat16 called though check_can_update() refuses it");
 }
 
 void Optimizer::check_can_update() const {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -639,6 +640,26 @@ TEST_P(Bfloat16PoolingRows, MatchesReferenceAndRunsNoReferenceKernel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, Bfloat16PoolingRows, ::testing::ValuesIn(pool_rows()));
+
+TEST(Bfloat16Pooling, TilingAverageRoundsItsFloat32MeanToNearestEvenAndKeepsNaN) {
+  // 2x2 windows: the mean is the float32 sum (in the reference's order) times 1/4, exact, so
+  // the bfloat16 output must be that mean rounded to nearest even, to the bit, in the vector
+  // lanes (21 channels: 16 + 5) and the scalar ones (each image's last pixel) alike; a NaN
+  // input gives its window a NaN.
+  WindowGeometry g = make_window_geometry(3, 8, 8, 21, 21, 2, 2, 2, 2, Padding::valid);
+  auto x = rounded(to_floats(random_values(size_t(3 * 8 * 8 * 21), 7)));
+  x[5] = std::numeric_limits<float>::quiet_NaN();  // image 0, pixel (0, 0), channel 5
+  const size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.in_channels);
+  std::vector<float> mean(out_count);
+  reference::pool_forward<float>(reference::PoolKind::average, g, x.data(), mean.data());
+  onednn::PoolingKernel pool(reference::PoolKind::average, g, DType::bfloat16);
+  std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count);
+  pool.forward(x16.data(), y16.data(), nullptr);
+  EXPECT_TRUE(std::isnan(kernels::to_float(y16[5])));
+  mean[5] = 0;
+  y16[5] = kernels::to_bfloat16(0.0f);
+  EXPECT_TRUE(all_close(widened(y16), as_doubles(widened(to_bfloat16s(mean))), 0, 0));
+}
 
 // ---- The check itself: a primitive forced onto oneDNN's reference kernel is refused. The
 // convolution of the first bug report: backward-data handed the forward's weight layout.

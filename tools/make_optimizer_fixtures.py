@@ -68,6 +68,8 @@ BFLOAT16_CASES = {
     "adamax_bfloat16": lambda: keras.optimizers.Adamax(learning_rate=0.01),
     "lion_bfloat16": lambda: keras.optimizers.Lion(learning_rate=0.01),
     "nadam_bfloat16": lambda: keras.optimizers.Nadam(learning_rate=0.01, beta_2=0.99),
+    "sgd_accumulation_bfloat16": lambda: keras.optimizers.SGD(learning_rate=0.1, momentum=0.9,
+                                                              gradient_accumulation_steps=2),
 }
 
 SCHEDULES = [
@@ -98,8 +100,10 @@ def main():
         for name, make in case_list.items():
             optimizer = make()
             w = keras.Variable(w0, dtype=dtype)
+            # A bfloat16 variable's gradients are bfloat16, as a model under the policy computes
+            # them (Keras adds a float32 one to a bfloat16 accumulator only with an error).
             for g in gradients:
-                optimizer.apply_gradients([(keras.ops.convert_to_tensor(g), w)])
+                optimizer.apply_gradients([(keras.ops.convert_to_tensor(g, dtype=dtype), w)])
             save(OUT, name, w.numpy())
             cases.append({"case": name, "config": keras.optimizers.serialize(optimizer), "variable_dtype": dtype})
             print(name, w.numpy()[0])

@@ -128,10 +128,10 @@ void Optimizer::check_can_update() const {
     const std::string refusal = bfloat16_refusal();
     check_argument(refusal.empty(), "under the bfloat16 policy (weight '" + variable->name() + "' is bfloat16): " + refusal);
     const GradientOptions& o = gradient_options_;
-    check_argument(!o.clipnorm && !o.global_clipnorm && !o.clipvalue && !o.gradient_accumulation_steps,
+    check_argument(!o.clipnorm && !o.global_clipnorm && !o.clipvalue,
                    "under the bfloat16 policy (weight '" + variable->name() + "' is bfloat16): " + class_name() +
-                       "'s clipnorm, global_clipnorm, clipvalue and gradient_accumulation_steps are not supported "
-                       "yet; use the mixed_bfloat16 policy (float32 variables, bfloat16 compute)");
+                       "'s clipnorm, global_clipnorm and clipvalue are not supported yet; use the mixed_bfloat16 "
+                       "policy (float32 variables, bfloat16 compute)");
     return;
   }
 }
@@ -221,6 +221,25 @@ void Optimizer::update_variable(size_t index, float* value, const float* gradien
   }
 }
 
+namespace {
+
+/// One variable's gradient accumulation in Keras' operations, in float32 or bfloat16
+/// arithmetic: sum += g, or on an update step g = (g + sum) / steps and sum = 0.
+template <typename Number>
+void accumulate_gradient(float* gradient, float* sum, int64_t count, bool update, int steps) {
+  if (!update) {
+    for (int64_t e = 0; e < count; ++e) sum[e] = float(Number(sum[e]) + Number(gradient[e]));
+    return;
+  }
+  const Number divisor(static_cast<float>(steps));
+  for (int64_t e = 0; e < count; ++e) {
+    gradient[e] = float((Number(gradient[e]) + Number(sum[e])) / divisor);
+    sum[e] = 0.0f;
+  }
+}
+
+}  // namespace
+
 bool Optimizer::accumulate(std::span<Tensor> gradients) {
   if (!gradient_options_.gradient_accumulation_steps) return true;
   const int steps = *gradient_options_.gradient_accumulation_steps;
@@ -229,14 +248,10 @@ bool Optimizer::accumulate(std::span<Tensor> gradients) {
     float* sum = accumulators_[i].data<float>();
     float* gradient = gradients[i].data<float>();
     const int64_t count = gradients[i].num_elements();
-    if (!update) {
-      for (int64_t e = 0; e < count; ++e) sum[e] += gradient[e];
-      continue;
-    }
-    // Keras: (g + accumulated) / steps, then the accumulators restart from zero.
-    for (int64_t e = 0; e < count; ++e) {
-      gradient[e] = (gradient[e] + sum[e]) / float(steps);
-      sum[e] = 0.0f;
+    if (variables_[i]->dtype() == DType::bfloat16) {
+      accumulate_gradient<kernels::Bfloat16Number>(gradient, sum, count, update, steps);
+    } else {
+      accumulate_gradient<float>(gradient, sum, count, update, steps);
     }
   }
   return update;

@@ -69,7 +69,7 @@ BFLOAT16_CASES = {
     "lion_bfloat16": lambda: keras.optimizers.Lion(learning_rate=0.01),
     "nadam_bfloat16": lambda: keras.optimizers.Nadam(learning_rate=0.01, beta_2=0.99),
     "sgd_accumulation_bfloat16": lambda: keras.optimizers.SGD(learning_rate=0.1, momentum=0.9,
-                                                              gradient_accumulation_steps=2),
+                                                              gradient_accumulation_steps=3),
 }
 
 SCHEDULES = [

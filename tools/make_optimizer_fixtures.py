@@ -3,6 +3,7 @@ optimizer of CASES applied 3 times to one variable w (4, 3) with fixed gradients
 optimizer.apply_gradients([(g, w)]) does in Keras 3:
   w0.npy, g0.npy, g1.npy, g2.npy   the start and the gradients (the same for every case)
   <case>.npy                       w after the 3 updates
+  <case>_accumulator.npy           for ACCUMULATOR_CASES, the gradient accumulator after 2
   cases.json                       [{"case", "config": keras.optimizers.serialize(optimizer),
                                      "variable_dtype"}]
   BFLOAT16_CASES run on a bfloat16 variable (Keras' bfloat16 policy): Keras then rounds after
@@ -72,6 +73,10 @@ BFLOAT16_CASES = {
                                                               gradient_accumulation_steps=3),
 }
 
+# Cases whose gradient accumulator (after the first two gradients, of three steps) is saved as
+# <case>_accumulator.npy: the update after it rounds away most of its last bits.
+ACCUMULATOR_CASES = ["sgd_accumulation_bfloat16"]
+
 SCHEDULES = [
     keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.96),
     keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5, staircase=True),
@@ -102,8 +107,10 @@ def main():
             w = keras.Variable(w0, dtype=dtype)
             # A bfloat16 variable's gradients are bfloat16, as a model under the policy computes
             # them (Keras adds a float32 one to a bfloat16 accumulator only with an error).
-            for g in gradients:
+            for k, g in enumerate(gradients):
                 optimizer.apply_gradients([(keras.ops.convert_to_tensor(g, dtype=dtype), w)])
+                if k == 1 and name in ACCUMULATOR_CASES:
+                    save(OUT, name + "_accumulator", optimizer._accumulated_gradients[0].numpy())
             save(OUT, name, w.numpy())
             cases.append({"case": name, "config": keras.optimizers.serialize(optimizer), "variable_dtype": dtype})
             print(name, w.numpy()[0])

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "optimizers/adam.h"
@@ -66,9 +67,14 @@ TEST_P(KerasOptimizers, ThreeUpdatesMatchKeras) {
   if (bfloat16) variable.set_dtype(DType::bfloat16);
   variable.assign(npy("w0"));
   optimizer->build({&variable});
+  const std::string accumulator = testing::fixture_path("keras/optimizers/" + name + "_accumulator.npy");
   for (const char* gradient : {"g0", "g1", "g2"}) {
     std::vector<Tensor> gradients = {npy(gradient)};
     optimizer->apply_gradients(gradients);
+    if (optimizer->iterations() == 2 && std::filesystem::exists(accumulator)) {
+      EXPECT_TRUE(testing::all_close(*optimizer->keras_variables().at(0).value, testing::read_npy(accumulator), 0, 0))
+          << "the gradient accumulator";
+    }
   }
   if (bfloat16) {
     EXPECT_TRUE(testing::all_close(variable.read(), npy(name), 0, 0));

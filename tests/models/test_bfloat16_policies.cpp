@@ -1,6 +1,7 @@
-// Keras' mixed_bfloat16 policy: float32 variables, bfloat16 compute. Against Keras (TensorFlow
-// backend, fixtures by tools/make_keras_fixtures.py): 3 Adam steps of the recipe's model from
-// the same initial weights, and a Keras file of a convolution stack made under the policy.
+// Keras' bfloat16 policies: mixed_bfloat16 (float32 variables, bfloat16 compute) and bfloat16
+// (bfloat16 variables too). Against Keras (TensorFlow backend, fixtures by
+// tools/make_keras_fixtures.py): 3 Adam steps of the recipe's model (mixed_bfloat16) and of a
+// convolution stack (bfloat16) from the same initial weights, and Keras files made under each.
 //
 // Tolerance, from bfloat16's 8-bit significand: each rounding errs by up to 2^-9 relative, and
 // Tenfold and TensorFlow round in different places (TensorFlow after every op, Tenfold after

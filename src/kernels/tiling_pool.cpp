@@ -71,6 +71,7 @@ To converted(From value) {
 using vectors::Bytes;
 using vectors::Floats;
 using vectors::Ints;
+using vectors::Shorts;
 using vectors::Uints;
 using vectors::lanes;
 using vectors::load;
@@ -199,7 +200,6 @@ void max_backward(const WindowGeometry& g, const Gradient* diff_dst, const uint8
 /// 16 values from `from` as floats: float32, or bfloat16 bits widened (exact).
 Floats load_floats(const float* from) { return load<Floats>(from); }
 Floats load_floats(const uint16_t* from) {
-  using Shorts = uint16_t __attribute__((vector_size(lanes * sizeof(uint16_t))));
   return reinterpret_cast<Floats>(__builtin_convertvector(load<Shorts>(from), Uints) << 16);
 }
 
@@ -207,7 +207,6 @@ Floats load_floats(const uint16_t* from) {
 /// bfloat16_bits does for one value.
 void store_floats(float* to, Floats v) { store(to, v); }
 void store_floats(uint16_t* to, Floats v) {
-  using Shorts = uint16_t __attribute__((vector_size(lanes * sizeof(uint16_t))));
   const Uints bits = reinterpret_cast<Uints>(v);
   const Uints rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
   const Uints nan = (bits & 0x7fffffffu) > 0x7f800000u;
@@ -225,15 +224,15 @@ template <typename Value>
 void average_forward(const WindowGeometry& g, const Value* src, Value* dst) {
   const int64_t channels = g.in_channels, input_row = g.in_width * channels;
   const int64_t input_end = g.batch * g.in_height * input_row, image_output = g.out_height * g.out_width * channels;
+  const int64_t last_pixel = (g.window_height - 1) * input_row + (g.window_width - 1) * channels;
   const float scale = 1.0f / float(g.window_height * g.window_width);
 #pragma omp parallel for schedule(static)
   for (int64_t n = 0; n < g.batch; ++n) {
+    Value* image = dst + n * image_output;
     for (int64_t oh = 0; oh < g.out_height; ++oh) {
       for (int64_t ow = 0; ow < g.out_width; ++ow) {
         const int64_t window = (n * g.in_height + oh * g.window_height) * input_row + ow * g.window_width * channels;
-        const int64_t last_pixel = (g.window_height - 1) * input_row + (g.window_width - 1) * channels;
         const int64_t out = (oh * g.out_width + ow) * channels;  // within image n
-        Value* image = dst + n * image_output;
         for (int64_t c = 0; c < channels; c += lanes) {
           if (window + last_pixel + c + lanes <= input_end && out + c + lanes <= image_output) {
             Floats sum{};

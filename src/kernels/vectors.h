@@ -11,6 +11,7 @@ constexpr int64_t lanes = 16;
 using Floats = float __attribute__((vector_size(lanes * sizeof(float))));
 using Ints = int32_t __attribute__((vector_size(lanes * sizeof(int32_t))));
 using Uints = uint32_t __attribute__((vector_size(lanes * sizeof(uint32_t))));
+using Shorts = uint16_t __attribute__((vector_size(lanes * sizeof(uint16_t))));  // bfloat16 bits
 using Bytes = int8_t __attribute__((vector_size(lanes)));
 
 /// A vector from `from`, aligned or not.

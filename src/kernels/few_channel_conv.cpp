@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <utility>
 
 #include "core/error.h"
+#include "kernels/bfloat16.h"
 #include "kernels/onednn/conv2d.h"
 #include "kernels/vectors.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace tenfold::kernels {
 
@@ -18,87 +22,194 @@ using vectors::lanes;
 using vectors::load;
 constexpr int max_in_channels = 4, max_filters = 16;
 
-/// The rows an output row reads, each channel planar and zero outside the image:
-/// value (ky, c, x + pad_left) at [(ky * C + c) * length + x + pad_left], long enough for the
-/// last vector of the last tap.
-struct RowWindow {
-  explicit RowWindow(const WindowGeometry& geometry)
-      : g(geometry), length(g.out_width + g.window_width + lanes),
-        values(size_t(g.window_height * g.in_channels * length), 0.0f) {}
+int64_t round_up_to_lanes(int64_t count) { return (count + lanes - 1) / lanes * lanes; }
 
-  /// Gathers the rows output row `oy` of image `n` reads from src [N, H, W, C].
-  void gather(const float* src, int64_t n, int64_t oy) {
-    const int64_t channels = g.in_channels;
-    for (int64_t ky = 0; ky < g.window_height; ++ky) {
-      const int64_t iy = oy + ky - g.pad_top;
-      for (int64_t c = 0; c < channels; ++c) {
-        float* row = values.data() + (ky * channels + c) * length;
-        if (iy < 0 || iy >= g.in_height) {
-          std::fill(row, row + length, 0.0f);
-          continue;
-        }
-        const float* in = src + (n * g.in_height + iy) * g.in_width * channels + c;
-        if (channels == 1) {
-          std::memcpy(row + g.pad_left, in, size_t(g.in_width) * sizeof(float));
-        } else {
-          for (int64_t x = 0; x < g.in_width; ++x) row[g.pad_left + x] = in[x * channels];
-        }
+/// One image's channels planar and zero-padded, in float32: input value (c, iy, ix) at
+/// [c][iy + pad_top][ix + pad_left], rows `width` long. Output pixel (oy, ox)'s tap (ky, kx, c)
+/// reads [c][oy + ky][ox + kx]; `width` covers the last 16-pixel vector of every tap.
+struct PaddedPlanes {
+  explicit PaddedPlanes(const WindowGeometry& geometry)
+      : g(geometry), rows(g.out_height + g.window_height - 1),
+        width(round_up_to_lanes(g.out_width) + g.window_width - 1),
+        values(size_t(g.in_channels * rows * width), 0.0f) {}
+
+  /// Fills the interior from image `n` of src [N, H, W, C]; the border stays zero.
+  template <typename Element>
+  void gather(const Element* src, int64_t n) {
+    const int64_t copied_rows = std::min(g.in_height, rows - g.pad_top);
+    const int64_t copied_columns = std::min(g.in_width, width - g.pad_left);
+    for (int64_t iy = 0; iy < copied_rows; ++iy) {
+      const Element* in = src + (n * g.in_height + iy) * g.in_width * g.in_channels;
+      float* row = values.data() + (iy + g.pad_top) * width + g.pad_left;
+      if (g.in_channels == 1) {  // a copy GCC vectorizes
+        for (int64_t ix = 0; ix < copied_columns; ++ix) row[ix] = as_float(in[ix]);
+        continue;
+      }
+      for (int64_t ix = 0; ix < copied_columns; ++ix) {
+        for (int64_t c = 0; c < g.in_channels; ++c) row[c * rows * width + ix] = as_float(in[ix * g.in_channels + c]);
       }
     }
   }
-  const float* at(int64_t ky, int64_t c, int64_t x) const {
-    return values.data() + (ky * g.in_channels + c) * length + x;
-  }
+  /// The offset of tap (ky, kx, c) from output pixel (0, 0)'s place.
+  int64_t tap_offset(int64_t ky, int64_t kx, int64_t c) const { return (c * rows + ky) * width + kx; }
+  const float* row(int64_t oy) const { return values.data() + oy * width; }
 
   const WindowGeometry& g;
-  int64_t length;
+  int64_t rows, width;
   std::vector<float> values;
 };
 
-/// dst = conv(src) + bias: C channels, F filters, weights [KH, KW, C, F].
-template <int C, int F>
-void forward_images(const WindowGeometry& g, const float* src, const float* weights, const float* bias, float* dst) {
-#pragma omp parallel
-  {
-    RowWindow rows(g);
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < g.batch; ++n) {
-      for (int64_t oy = 0; oy < g.out_height; ++oy) {
-        rows.gather(src, n, oy);
-        float* out = dst + (n * g.out_height + oy) * g.out_width * F;
-        for (int64_t x0 = 0; x0 < g.out_width; x0 += lanes) {
-          Floats sums[F];
-          for (int f = 0; f < F; ++f) sums[f] = Floats{} + bias[f];
-          for (int64_t ky = 0; ky < g.window_height; ++ky) {
-            for (int64_t kx = 0; kx < g.window_width; ++kx) {
-              for (int c = 0; c < C; ++c) {
-                const Floats in = load(rows.at(ky, c, x0 + kx));
-                const float* w = weights + ((ky * g.window_width + kx) * C + c) * F;
-                for (int f = 0; f < F; ++f) sums[f] += w[f] * in;
-              }
-            }
-          }
-          const int64_t count = std::min(lanes, g.out_width - x0);
-          for (int64_t x = 0; x < count; ++x) {
-            for (int f = 0; f < F; ++f) out[(x0 + x) * F + f] = sums[f][x];
+/// row[f * plane + x] = pixels[x * F + f] for `count` pixels: F at compile time, so the
+/// filters' loop unrolls (5x faster than a loop over F).
+template <int F, typename Element>
+void transpose_pixels(const Element* pixels, float* row, int64_t plane, int64_t count) {
+  for (int64_t x = 0; x < count; ++x) {
+    for (int f = 0; f < F; ++f) row[f * plane + x] = as_float(pixels[x * F + f]);
+  }
+}
+using Transpose = void (*)(const void*, float*, int64_t, int64_t);
+template <typename Element, size_t... I>
+constexpr std::array<Transpose, sizeof...(I)> transpose_table(std::index_sequence<I...>) {
+  return {[](const void* pixels, float* row, int64_t plane, int64_t count) {
+    transpose_pixels<int(I) + 1>(static_cast<const Element*>(pixels), row, plane, count);
+  }...};
+}
+/// [filters - 1]
+template <typename Element>
+constexpr std::array<Transpose, max_filters> transpose = transpose_table<Element>(std::make_index_sequence<max_filters>());
+
+/// One image's output gradient planar, in float32: (oy, ox, f) at [f][oy][ox], rows
+/// round_up(out_width, 16) long and zero past out_width; `planes` >= filters (the extra
+/// ones zero). Adds every gradient into `bias_sums[f]`.
+struct GradientPlanes {
+  GradientPlanes(const WindowGeometry& geometry, int64_t planes)
+      : g(geometry), width(round_up_to_lanes(g.out_width)), plane(g.out_height * width),
+        values(size_t(planes * plane), 0.0f) {}
+
+  /// From one image's gradient [OH, OW, F].
+  template <typename Element>
+  void gather(const Element* image, Floats* bias_sums) {
+    const int64_t filters = g.out_channels;
+    for (int64_t oy = 0; oy < g.out_height; ++oy) {
+      const Element* in = image + oy * g.out_width * filters;
+      transpose<Element>[size_t(filters - 1)](in, values.data() + oy * width, plane, g.out_width);
+    }
+    for (int64_t f = 0; f < filters; ++f) {
+      Floats sum{};  // in a register: a sum in memory would wait on its own store
+      for (int64_t i = 0; i < plane; i += lanes) sum += load(values.data() + f * plane + i);
+      bias_sums[f] += sum;
+    }
+  }
+  const float* at(int64_t f, int64_t oy, int64_t ox) const { return values.data() + f * plane + oy * width + ox; }
+
+  const WindowGeometry& g;
+  int64_t width, plane;
+  std::vector<float> values;
+};
+
+// ---- Forward: an output row's pixels 16 at a time, one vector of sums per filter.
+
+/// One image's dst [OH, OW, F] = conv(its planes) + bias: C channels, F filters, weights
+/// [KH, KW, C, F].
+template <int C, int F, typename Element>
+void forward_image(const PaddedPlanes& in, const float* weights, const float* bias, void* dst) {
+  const WindowGeometry& g = in.g;
+  for (int64_t oy = 0; oy < g.out_height; ++oy) {
+    const float* row = in.row(oy);
+    Element* out = static_cast<Element*>(dst) + oy * g.out_width * F;
+    for (int64_t x0 = 0; x0 < g.out_width; x0 += lanes) {
+      Floats sums[F];
+      for (int f = 0; f < F; ++f) sums[f] = Floats{} + bias[f];
+      for (int64_t ky = 0; ky < g.window_height; ++ky) {
+        for (int64_t kx = 0; kx < g.window_width; ++kx) {
+          for (int c = 0; c < C; ++c) {
+            const Floats value = load(row + in.tap_offset(ky, kx, c) + x0);
+            const float* w = weights + ((ky * g.window_width + kx) * C + c) * F;
+            for (int f = 0; f < F; ++f) sums[f] += w[f] * value;
           }
         }
+      }
+      const int64_t count = std::min(lanes, g.out_width - x0);
+      for (int64_t x = 0; x < count; ++x) {
+        for (int f = 0; f < F; ++f) assign(out[(x0 + x) * F + f], sums[f][x]);
       }
     }
   }
 }
 
-using Forward = void (*)(const WindowGeometry&, const float*, const float*, const float*, float*);
+using Forward = void (*)(const PaddedPlanes&, const float*, const float*, void*);
 
-/// forward_images for C channels and each filter count 1..max_filters.
-template <int C, size_t... I>
+/// forward_image for C channels and each filter count 1..max_filters.
+template <int C, typename Element, size_t... I>
 constexpr std::array<Forward, sizeof...(I)> forward_table(std::index_sequence<I...>) {
-  return {&forward_images<C, int(I) + 1>...};
+  return {&forward_image<C, int(I) + 1, Element>...};
 }
 /// [channels - 1][filters - 1]: compile-time counts keep the sums in registers (2x faster).
+template <typename Element>
 constexpr std::array<std::array<Forward, max_filters>, max_in_channels> forward_by_shape = {
-    forward_table<1>(std::make_index_sequence<max_filters>()), forward_table<2>(std::make_index_sequence<max_filters>()),
-    forward_table<3>(std::make_index_sequence<max_filters>()), forward_table<4>(std::make_index_sequence<max_filters>())};
+    forward_table<1, Element>(std::make_index_sequence<max_filters>()),
+    forward_table<2, Element>(std::make_index_sequence<max_filters>()),
+    forward_table<3, Element>(std::make_index_sequence<max_filters>()),
+    forward_table<4, Element>(std::make_index_sequence<max_filters>())};
+
+// ---- Weight gradients: dW[tap][f] = sum over pixels of the tap's input * dy[f], 16 pixels
+// at a time, sums for a block of taps x a block of filters kept in registers across an image.
+
+/// Filters per block: all of them up to 8, else half (the sums of 2 blocks of 8 and their
+/// gradients fill the registers).
+int filter_block(int64_t filters) { return int(filters <= 8 ? filters : (filters + 1) / 2); }
+/// Taps per block for `filters_per_block`: sums, the block's gradients and an input in
+/// AVX-512's 32 registers.
+constexpr int tap_block(int filters_per_block) { return std::min(8, (30 - filters_per_block) / filters_per_block); }
+
+/// sums[t * stride + f] += the image's sum of input at tap_offsets[t] x gradient of filter f0 + f.
+template <int FB>
+void accumulate_image(const PaddedPlanes& in, const GradientPlanes& dy, const int64_t* tap_offsets, int64_t f0,
+                      Floats* sums, int64_t stride) {
+  constexpr int TB = tap_block(FB);
+  Floats block[TB][FB] = {};
+  for (int64_t oy = 0; oy < in.g.out_height; ++oy) {
+    const float* row = in.row(oy);
+    for (int64_t x0 = 0; x0 < dy.width; x0 += lanes) {
+      Floats gradients[FB];
+      for (int f = 0; f < FB; ++f) gradients[f] = load(dy.at(f0 + f, oy, x0));
+      for (int t = 0; t < TB; ++t) {
+        const Floats value = load(row + tap_offsets[t] + x0);
+        for (int f = 0; f < FB; ++f) block[t][f] += value * gradients[f];
+      }
+    }
+  }
+  for (int t = 0; t < TB; ++t) {
+    for (int f = 0; f < FB; ++f) sums[t * stride + f] += block[t][f];
+  }
+}
+
+using Accumulate = void (*)(const PaddedPlanes&, const GradientPlanes&, const int64_t*, int64_t, Floats*, int64_t);
+template <size_t... I>
+constexpr std::array<Accumulate, sizeof...(I)> accumulate_table(std::index_sequence<I...>) {
+  return {&accumulate_image<int(I) + 1>...};
+}
+constexpr std::array<Accumulate, 8> accumulate_by_filter_block = accumulate_table(std::make_index_sequence<8>());
+
+int thread_number() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+int max_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// The activation runs on a group of images' output while it is in the L2 cache: on the whole
+// output (LeNet's 9.6 MB) each pass costs a trip to memory.
+constexpr int64_t group_bytes = 256 << 10;
 
 }  // namespace
 
@@ -110,29 +221,151 @@ bool FewChannelConv2DKernel::handles(const WindowGeometry& g, bool need_diff_src
 
 FewChannelConv2DKernel::FewChannelConv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                                                const onednn::memory::desc& stored_weights,
-                                               bool need_weight_gradients, bool bfloat16_weights)
+                                               bool need_weight_gradients, DType dtype)
     : g_(g),
+      dtype_(dtype),
       use_bias_(use_bias),
-      keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(g), bfloat16_weights),
+      need_weight_gradients_(need_weight_gradients),
+      image_outputs_(g.out_height * g.out_width * g.out_channels),
+      group_images_(std::clamp(group_bytes / (image_outputs_ * int64_t(sizeof(float))), int64_t(1), g.batch)),
+      activation_(activation),
+      keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(g), dtype == DType::bfloat16),
       zero_bias_(size_t(g.out_channels), 0.0f) {
   check_argument(handles(g, false), "this convolution is not one of few channels");
-  if (need_weight_gradients) backward_.emplace(g, activation, use_bias, stored_weights, false);
-  if (activation.kind != Activation::linear) {
-    activation_ = onednn::ActivationKernel(activation, g.batch * g.out_height * g.out_width, g.out_channels);
+  const onednn::memory::desc keras_desc = onednn::Conv2DKernel::keras_weights_desc(g);
+  if (need_weight_gradients && stored_weights != keras_desc) {
+    dnnl::reorder::primitive_desc pd(onednn::engine(), keras_desc, onednn::engine(), stored_weights);
+    gradients_to_stored_ = onednn::BoundPrimitive(dnnl::reorder(pd), pd,
+                                                  {{DNNL_ARG_FROM, keras_desc}, {DNNL_ARG_TO, stored_weights}});
   }
+  keras_gradients_.resize(size_t(g.window_height * g.window_width * g.in_channels * g.out_channels));
+  threads_.resize(size_t(max_threads()));
+  if (activation.kind == Activation::linear) return;
+  const int64_t pixels = g.out_height * g.out_width, last_group = g.batch % group_images_;
+  for (ThreadState& thread : threads_) {
+    thread.full_group = onednn::ActivationKernel(activation, group_images_ * pixels, g.out_channels,
+                                                 onednn::data_type_of(dtype));
+    if (last_group > 0) {
+      thread.last_group = onednn::ActivationKernel(activation, last_group * pixels, g.out_channels,
+                                                   onednn::data_type_of(dtype));
+    }
+    if (need_weight_gradients) {
+      thread.activation_gradient = allocate_aligned(size_t(group_images_ * image_outputs_) * dtype_size(dtype));
+    }
+  }
+}
+
+onednn::ActivationKernel& FewChannelConv2DKernel::activation_for(ThreadState& thread, int64_t images) {
+  return images == group_images_ ? thread.full_group : thread.last_group;
 }
 
 void FewChannelConv2DKernel::forward(const void* src, const float* weights, const float* bias, void* dst) {
   const float* keras = static_cast<const float*>(keras_weights_(weights));
-  forward_by_shape[size_t(g_.in_channels - 1)][size_t(g_.out_channels - 1)](
-      g_, static_cast<const float*>(src), keras, use_bias_ ? bias : zero_bias_.data(), static_cast<float*>(dst));
-  if (activation_.activation().kind != Activation::linear) activation_.forward(dst, dst);
+  const float* used_bias = use_bias_ ? bias : zero_bias_.data();
+  with_element_type(dtype_, [&](auto element) {
+    using Element = decltype(element);
+    forward_in(static_cast<const Element*>(src), keras, used_bias, static_cast<Element*>(dst));
+  });
 }
 
-void FewChannelConv2DKernel::backward(const void* src, const void* dst, void* diff_dst, const float* weights,
+template <typename Element>
+void FewChannelConv2DKernel::forward_in(const Element* src, const float* weights, const float* bias, Element* dst) {
+  const Forward forward_image = forward_by_shape<Element>[size_t(g_.in_channels - 1)][size_t(g_.out_channels - 1)];
+  const int64_t groups = (g_.batch + group_images_ - 1) / group_images_;
+  const bool activates = activation_.kind != Activation::linear;
+#pragma omp parallel num_threads(std::min(max_threads(), int(threads_.size())))
+  {
+    ThreadState& thread = threads_[size_t(thread_number())];
+    PaddedPlanes in(g_);
+#pragma omp for schedule(static)
+    for (int64_t group = 0; group < groups; ++group) {
+      const int64_t first = group * group_images_, images = std::min(group_images_, g_.batch - first);
+      for (int64_t n = first; n < first + images; ++n) {
+        in.gather(src, n);
+        forward_image(in, weights, bias, dst + n * image_outputs_);
+      }
+      Element* outputs = dst + first * image_outputs_;
+      if (activates) activation_for(thread, images).forward(outputs, outputs);
+    }
+  }
+}
+
+void FewChannelConv2DKernel::backward(const void* src, const void* dst, void* diff_dst, const float*,
                                       void* diff_src, float* diff_weights, float* diff_bias) {
   check_argument(diff_src == nullptr, "a few-channel Conv2D kernel computes no input gradient");
-  if (backward_) backward_->backward(src, dst, diff_dst, weights, nullptr, diff_weights, diff_bias);
+  if (!need_weight_gradients_) return;
+  with_element_type(dtype_, [&](auto element) {
+    using Element = decltype(element);
+    weight_gradients(static_cast<const Element*>(src), static_cast<const Element*>(dst),
+                     static_cast<const Element*>(diff_dst), diff_bias);
+  });
+  if (gradients_to_stored_.empty()) {
+    std::copy(keras_gradients_.begin(), keras_gradients_.end(), diff_weights);
+  } else {
+    gradients_to_stored_.execute({keras_gradients_.data(), diff_weights}, nullptr);
+  }
+}
+
+template <typename Element>
+void FewChannelConv2DKernel::weight_gradients(const Element* src, const Element* dst, const Element* diff_dst,
+                                              float* diff_bias) {
+  const int64_t filters = g_.out_channels, channels = g_.in_channels;
+  const int filters_per_block = filter_block(filters), taps_per_block = tap_block(filters_per_block);
+  const int64_t filter_blocks = (filters + filters_per_block - 1) / filters_per_block;
+  const int64_t padded_filters = filter_blocks * filters_per_block;
+  const int64_t taps = g_.window_height * g_.window_width * channels;
+  const int64_t padded_taps = (taps + taps_per_block - 1) / taps_per_block * taps_per_block;
+  const int64_t groups = (g_.batch + group_images_ - 1) / group_images_;
+  const bool activates = activation_.kind != Activation::linear;
+  // Per thread: sums [padded_taps][padded_filters], then the bias's [filters].
+  const int64_t sums_per_thread = padded_taps * padded_filters + filters;
+  const int threads = std::min(max_threads(), int(threads_.size()));
+  std::vector<Floats> sums(size_t(threads * sums_per_thread), Floats{});
+#pragma omp parallel num_threads(threads)
+  {
+    ThreadState& thread = threads_[size_t(thread_number())];
+    Floats* own = sums.data() + thread_number() * sums_per_thread;
+    PaddedPlanes in(g_);
+    GradientPlanes dy(g_, padded_filters);
+    // Tap (ky, kx, c) is tap ((ky * KW) + kx) * C + c, as Keras orders the kernel; a padding
+    // tap reads tap 0 into sums nobody reads.
+    std::vector<int64_t> offsets(size_t(padded_taps), 0);
+    for (int64_t ky = 0; ky < g_.window_height; ++ky)
+      for (int64_t kx = 0; kx < g_.window_width; ++kx)
+        for (int64_t c = 0; c < channels; ++c) offsets[size_t((ky * g_.window_width + kx) * channels + c)] = in.tap_offset(ky, kx, c);
+    const Accumulate accumulate = accumulate_by_filter_block[size_t(filters_per_block - 1)];
+#pragma omp for schedule(static)
+    for (int64_t group = 0; group < groups; ++group) {
+      const int64_t first = group * group_images_, images = std::min(group_images_, g_.batch - first);
+      const Element* gradients = diff_dst + first * image_outputs_;
+      if (activates) {
+        // The activation's input gradient to the thread's own copy, in cache for the sums.
+        Element* copy = reinterpret_cast<Element*>(thread.activation_gradient.get());
+        activation_for(thread, images).backward(nullptr, dst + first * image_outputs_, gradients, copy);
+        gradients = copy;
+      }
+      for (int64_t n = first; n < first + images; ++n) {
+        in.gather(src, n);
+        dy.gather(gradients + (n - first) * image_outputs_, own + padded_taps * padded_filters);
+        for (int64_t t0 = 0; t0 < padded_taps; t0 += taps_per_block) {
+          for (int64_t f0 = 0; f0 < padded_filters; f0 += filters_per_block) {
+            accumulate(in, dy, offsets.data() + t0, f0, own + t0 * padded_filters + f0, padded_filters);
+          }
+        }
+      }
+    }
+  }
+  // The threads' sums in thread order, so a run's gradients do not depend on timing.
+  std::fill(keras_gradients_.begin(), keras_gradients_.end(), 0.0f);
+  std::vector<float> bias(size_t(filters), 0.0f);
+  for (int thread = 0; thread < threads; ++thread) {
+    const Floats* own = sums.data() + thread * sums_per_thread;
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      for (int64_t f = 0; f < filters; ++f) keras_gradients_[size_t(tap * filters + f)] += vectors::sum(own[tap * padded_filters + f]);
+    }
+    for (int64_t f = 0; f < filters; ++f) bias[size_t(f)] += vectors::sum(own[padded_taps * padded_filters + f]);
+  }
+  if (use_bias_ && diff_bias != nullptr) std::copy(bias.begin(), bias.end(), diff_bias);
 }
 
 }  // namespace tenfold::kernels

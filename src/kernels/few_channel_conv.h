@@ -1,16 +1,15 @@
 #pragma once
 // A first layer's convolution from an image's few channels into few filters (LeNet's 1 -> 6
-// 5x5): its forward direct, an output row's pixels 16 at a time, one vector per filter kept
-// in registers across the taps; its backward (the weight gradient alone: a first layer's input
-// needs none) oneDNN's. oneDNN's forward works on blocks of 16 filters and runs these several
-// times slower: 1 -> 6 5x5 'same' + tanh on 512 28x28 images, 1 thread, 10.5 ms vs 3.1 ms
-// (+ the tanh). Float32, NHWC, stride 1; under mixed_bfloat16 it stands in for the bfloat16
-// convolution, on weights rounded to bfloat16 (the model rounds the input and the output).
-#include <optional>
+// 5x5), forward and weight gradients (a first layer's input needs none), both direct on 16
+// output pixels of a row at a time. oneDNN works on blocks of 16 filters and channels and
+// runs such shapes several times slower: 1 -> 6 5x5 'same' + tanh on 512 28x28 images, 1
+// thread, forward 10.5 ms vs 3.1 (+ the tanh), weight gradients MEASURE. Float32 or bfloat16
+// data (NHWC) with float32 sums, stride 1; in bfloat16 the weights are rounded to bfloat16.
+#include <memory>
 #include <vector>
 
 #include "kernels/onednn/activation.h"
-#include "kernels/onednn/conv2d.h"
+#include "kernels/onednn/engine.h"
 #include "kernels/window.h"
 
 namespace tenfold::kernels {
@@ -23,28 +22,46 @@ class FewChannelConv2DKernel {
 
   /// `activation` must be fusable (as Conv2DKernel's); `stored_weights` is the layout the
   /// weights are stored in and their gradients written in. Without `need_weight_gradients`
-  /// (inference, a frozen layer) no oneDNN kernel is made and backward computes none. With
-  /// `bfloat16_weights` forward reads the weights rounded to bfloat16.
+  /// (inference, a frozen layer) backward computes nothing. `dtype` is the data's (src, dst and
+  /// their gradients): float32, or bfloat16 on weights rounded to bfloat16.
   FewChannelConv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                          const onednn::memory::desc& stored_weights, bool need_weight_gradients,
-                         bool bfloat16_weights = false);
+                         DType dtype = DType::float32);
 
   /// src [N,H,W,C] -> dst [N,OH,OW,F], activation applied.
   void forward(const void* src, const float* weights, const float* bias, void* dst);
-  /// The activation's backward in place on diff_dst, then the weight and bias gradients
-  /// (diff_bias ignored without bias; diff_src must be null): Conv2DKernel's. Nothing
-  /// without need_weight_gradients.
+  /// The weight and bias gradients through the activation (diff_dst is left as it is;
+  /// diff_bias ignored without bias; diff_src must be null). Nothing without
+  /// need_weight_gradients.
   void backward(const void* src, const void* dst, void* diff_dst, const float* weights, void* diff_src,
                 float* diff_weights, float* diff_bias);
 
  private:
+  /// Per thread (a oneDNN primitive binds its data per call, so threads cannot share one): the
+  /// activation for a group of images and for the last, smaller group, and the group's
+  /// activation gradient.
+  struct ThreadState {
+    onednn::ActivationKernel full_group, last_group;
+    std::shared_ptr<std::byte> activation_gradient;
+  };
+  onednn::ActivationKernel& activation_for(ThreadState& thread, int64_t images);
+  template <typename Element>
+  void forward_in(const Element* src, const float* weights, const float* bias, Element* dst);
+  /// keras_gradients_ and diff_bias from src and the output's gradient.
+  template <typename Element>
+  void weight_gradients(const Element* src, const Element* dst, const Element* diff_dst, float* diff_bias);
+
   WindowGeometry g_;
+  DType dtype_;
   bool use_bias_;
+  bool need_weight_gradients_;
+  int64_t image_outputs_;  // OH x OW x F
+  int64_t group_images_;   // images whose output the activation takes at once, while it is in cache
+  Activation activation_;
   onednn::WeightsForPrimitive keras_weights_;  // stored -> [KH, KW, C, F]
-  // NOTE: it makes a forward primitive too (oneDNN's backward primitives take a forward's as a
-  // hint); that one never runs.
-  std::optional<onednn::Conv2DKernel> backward_;
-  onednn::ActivationKernel activation_;
+  onednn::BoundPrimitive gradients_to_stored_;  // [KH, KW, C, F] -> stored (none when the same)
+  std::vector<float> keras_gradients_;
+  std::vector<ThreadState> threads_;
   std::vector<float> zero_bias_;
 };
 

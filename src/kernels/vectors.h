@@ -28,4 +28,11 @@ void store(Element* to, const Vector& v) {
   std::memcpy(to, &v, sizeof(v));
 }
 
+/// The sum of `v`'s lanes.
+inline float sum(const Floats& v) {
+  float total = 0;
+  for (int64_t lane = 0; lane < lanes; ++lane) total += v[lane];
+  return total;
+}
+
 }  // namespace tenfold::kernels::vectors

@@ -82,13 +82,10 @@ std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const Compi
   const auto& layout = static_cast<const OnednnWeightLayout&>(*kernel_layout_);
   const int64_t rows = g.batch * g.out_height * g.out_width;
   if (kernels::FewChannelConv2DKernel::handles(g, options.need_input_gradient)) {
-    // Under mixed_bfloat16 too, in float32 on weights rounded to bfloat16 (the model rounds the
-    // input and the output): oneDNN's bfloat16 kernel runs LeNet's first layer 1.6x slower.
-    const bool bfloat16 = options.compute_dtype == DType::bfloat16;
     return std::make_unique<WeightedStep<kernels::FewChannelConv2DKernel>>(
-        activation_, rows, g.out_channels, weights(), DType::float32, [&](kernels::Activation fused, DType) {
+        activation_, rows, g.out_channels, weights(), options.compute_dtype, [&](kernels::Activation fused, DType dtype) {
           return kernels::FewChannelConv2DKernel(g, fused, options_.use_bias, layout.native_desc(),
-                                                 options.need_weight_gradients, bfloat16);
+                                                 options.need_weight_gradients, dtype);
         });
   }
   return std::make_unique<WeightedStep<Conv2DKernel>>(

@@ -177,10 +177,10 @@ ConvReference reference_conv(const ConvRow& row, const WindowGeometry& g, const 
 }
 
 /// A row's kernel made by `make_kernel(g, layout)` (oneDNN's by default) against the
-/// reference on `size` x `size` images.
+/// reference on `batch` `size` x `size` images.
 template <typename MakeKernel>
-void check_conv_against_reference(const ConvRow& row, int64_t size, MakeKernel make_kernel) {
-  WindowGeometry g = row.geometry(2, size);
+void check_conv_against_reference(const ConvRow& row, int64_t size, MakeKernel make_kernel, int64_t batch = 2) {
+  WindowGeometry g = row.geometry(batch, size);
   size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.out_channels);
   auto x = to_floats(random_values(size_t(g.batch * size * size * row.channels), 1));
   const int64_t group_channels = row.channels / row.groups;
@@ -208,9 +208,11 @@ void check_conv_against_reference(const ConvRow& row, int64_t size, MakeKernel m
     EXPECT_TRUE(all_close(dx, as_doubles(expected.dx), rtol,
                           sum_atol(row.kernel * row.kernel * row.filters / row.groups))) << "dx";
   }
+  // Sums over every output pixel (the reference's own float sums err as much as the kernel's).
+  const double gradient_atol = std::max(1e-4, sum_atol(g.batch * g.out_height * g.out_width));
   EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected.dkernel),
-                        rtol, 1e-4)) << "dkernel";
-  EXPECT_TRUE(all_close(dbias, as_doubles(expected.dbias), rtol, 1e-4)) << "dbias";
+                        rtol, gradient_atol)) << "dkernel";
+  EXPECT_TRUE(all_close(dbias, as_doubles(expected.dbias), rtol, gradient_atol)) << "dbias";
 }
 
 void check_conv_against_reference(const ConvRow& row) {
@@ -292,21 +294,35 @@ TEST_F(OpTable, Conv2DWithoutWeightGradientsMakesNoBackwardWeightsPrimitive) {
 }
 
 // The rows FewChannelConv2DKernel takes (a first layer of at most 4 channels into at most 16
-// filters, stride 1): on 9x9 images (one part of a vector per output row) and 28x28 (a whole
-// vector and a part).
+// filters, stride 1), and filter counts that fill no vector evenly (over 8: two blocks of
+// filters, the second shorter).
+std::vector<ConvRow> few_channel_rows() {
+  std::vector<ConvRow> rows;
+  for (const ConvRow& row : conv_rows()) {
+    if (FewChannelConv2DKernel::handles(row.geometry(2, 9), !row.first_layer)) rows.push_back(row);
+  }
+  rows.push_back({3, 1, Padding::same, 2, 5, true, Activation::relu});
+  rows.push_back({5, 1, Padding::valid, 4, 11, true, Activation::sigmoid});
+  rows.push_back({3, 1, Padding::same, 3, 1, true, Activation::tanh});
+  return rows;
+}
+// (batch, size): 9x9 images (one part of a vector per output row); 28x28 (a whole vector and
+// a part), 30 of them: groups of 13 images (the activation's, 256 KiB of 1 -> 6 outputs) and
+// a last one of 4.
+constexpr std::pair<int64_t, int64_t> few_channel_shapes[] = {{2, 9}, {30, 28}};
+
 TEST_F(OpTable, FewChannelConv2DMatchesReference) {
   int checked = 0;
-  for (const ConvRow& row : conv_rows()) {
-    if (!FewChannelConv2DKernel::handles(row.geometry(2, 9), !row.first_layer)) continue;
-    for (int64_t size : {9, 28}) {
-      SCOPED_TRACE(row.name() + " " + std::to_string(size) + "x" + std::to_string(size));
+  for (const ConvRow& row : few_channel_rows()) {
+    for (const auto& [batch, size] : few_channel_shapes) {
+      SCOPED_TRACE(row.name() + " " + std::to_string(batch) + "x" + std::to_string(size) + "x" + std::to_string(size));
       check_conv_against_reference(row, size, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
         return FewChannelConv2DKernel(g, row.activation, true, layout.native_desc(), true);
-      });
+      }, batch);
     }
     ++checked;
   }
-  EXPECT_GE(checked, 8);  // 1->6 and 3->16 for each kernel size and padding
+  EXPECT_GE(checked, 12);  // 1->6 and 3->16 for each kernel size and padding, and the odd counts
   // Without a bias: the reference's with a zero one.
   const ConvRow row{5, 1, Padding::same, 1, 6, true, Activation::linear};
   const WindowGeometry g = row.geometry(2, 28);
@@ -498,13 +514,13 @@ double bfloat16_atol(int64_t terms) { return std::sqrt(double(terms)) / 256; }
 
 class Bfloat16Conv2DRows : public OpTable, public ::testing::WithParamInterface<ConvRow> {};
 
-TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
-  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
-  const ConvRow& row = GetParam();
-  WindowGeometry g = row.geometry(2, 9);
+/// A row's bfloat16 kernel made by `make_kernel(g, layout)` against the reference run in
+/// float32 on the same bfloat16-rounded operands.
+template <typename MakeKernel>
+void check_bfloat16_conv_against_reference(const ConvRow& row, const WindowGeometry& g, MakeKernel make_kernel) {
   const size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.out_channels);
   const int64_t group_channels = row.channels / row.groups;
-  auto x = rounded(to_floats(random_values(size_t(g.batch * 9 * 9 * row.channels), 1)));
+  auto x = rounded(to_floats(random_values(size_t(g.batch * g.in_height * g.in_width * row.channels), 1)));
   auto kernel = rounded(to_floats(random_values(size_t(row.kernel * row.kernel * group_channels * row.filters), 2)));
   auto bias = to_floats(random_values(size_t(row.filters), 3));
   auto upstream = rounded(to_floats(random_values(out_count, 4)));
@@ -513,29 +529,40 @@ TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
   onednn::OnednnWeightLayout layout = conv_layout(g);
   auto native_kernel = to_native(layout, kernel);
   const int64_t window = row.kernel * row.kernel, pixels = g.batch * g.out_height * g.out_width;
+  auto conv = make_kernel(g, layout);
+  std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
+  std::vector<float> dnative(native_kernel.size()), dbias(bias.size());
+  conv.forward(x16.data(), native_kernel.data(), bias.data(), y16.data());
+  EXPECT_TRUE(all_close(widened(y16), as_doubles(expected.y), bfloat16_rtol, bfloat16_atol(window * group_channels)))
+      << "forward";
+  conv.backward(x16.data(), y16.data(), dy16.data(), native_kernel.data(), row.first_layer ? nullptr : dx16.data(),
+                dnative.data(), dbias.data());
+  if (!row.first_layer) {
+    EXPECT_TRUE(all_close(widened(dx16), as_doubles(expected.dx), bfloat16_rtol,
+                          bfloat16_atol(window * row.filters / row.groups))) << "dx";
+  }
+  EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected.dkernel), bfloat16_rtol,
+                        bfloat16_atol(pixels))) << "dkernel";
+  EXPECT_TRUE(all_close(dbias, as_doubles(expected.dbias), bfloat16_rtol, bfloat16_atol(pixels))) << "dbias";
+}
+
+TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
+  const ConvRow& row = GetParam();
+  const WindowGeometry g = row.geometry(2, 9);
   // A first layer over few channels: its weight gradients both ways (the kernel picks the
   // faster at compile).
   using Gradients = onednn::Conv2DKernel::WeightGradients;
   const bool either = row.first_layer && reduction_size(g) < 64;
   for (Gradients gradients : either ? std::vector<Gradients>{Gradients::bfloat16, Gradients::float32}
                                     : std::vector<Gradients>{Gradients::fastest}) {
-    onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer, DType::bfloat16,
-                              false, gradients);
-    std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
-    std::vector<float> dnative(native_kernel.size()), dbias(bias.size());
-    EXPECT_EQ(conv.implementations().back().ends_with("(float32)"), gradients == Gradients::float32);
-    conv.forward(x16.data(), native_kernel.data(), bias.data(), y16.data());
-    EXPECT_TRUE(all_close(widened(y16), as_doubles(expected.y), bfloat16_rtol, bfloat16_atol(window * group_channels)))
-        << "forward";
-    conv.backward(x16.data(), y16.data(), dy16.data(), native_kernel.data(), row.first_layer ? nullptr : dx16.data(),
-                  dnative.data(), dbias.data());
-    if (!row.first_layer) {
-      EXPECT_TRUE(all_close(widened(dx16), as_doubles(expected.dx), bfloat16_rtol,
-                            bfloat16_atol(window * row.filters / row.groups))) << "dx";
-    }
-    EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected.dkernel), bfloat16_rtol,
-                          bfloat16_atol(pixels))) << "dkernel " << conv.implementations().back();
-    EXPECT_TRUE(all_close(dbias, as_doubles(expected.dbias), bfloat16_rtol, bfloat16_atol(pixels))) << "dbias";
+    SCOPED_TRACE(gradients == Gradients::float32 ? "float32 weight gradients" : "");
+    check_bfloat16_conv_against_reference(row, g, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+      onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer, DType::bfloat16,
+                                false, gradients);
+      EXPECT_EQ(conv.implementations().back().ends_with("(float32)"), gradients == Gradients::float32);
+      return conv;
+    });
   }
 
   const int64_t size = row.first_layer ? 28 : 14;
@@ -552,6 +579,21 @@ TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, Bfloat16Conv2DRows, ::testing::ValuesIn(conv_rows()));
+
+TEST_F(OpTable, Bfloat16FewChannelConv2DMatchesReference) {
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
+  int checked = 0;
+  for (const ConvRow& row : few_channel_rows()) {
+    for (const auto& [batch, size] : few_channel_shapes) {
+      SCOPED_TRACE(row.name() + " " + std::to_string(batch) + "x" + std::to_string(size) + "x" + std::to_string(size));
+      check_bfloat16_conv_against_reference(row, row.geometry(batch, size), [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+        return FewChannelConv2DKernel(g, row.activation, true, layout.native_desc(), true, DType::bfloat16);
+      });
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 12);
+}
 
 class Bfloat16DenseRows : public OpTable, public ::testing::WithParamInterface<DenseRow> {};
 

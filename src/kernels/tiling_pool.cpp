@@ -75,7 +75,9 @@ using vectors::Shorts;
 using vectors::Uints;
 using vectors::lanes;
 using vectors::load;
+using vectors::load_floats;
 using vectors::store;
+using vectors::store_floats;
 
 /// True when a pixel's channels go in vectors: float32 both ways.
 template <typename A, typename B>
@@ -195,22 +197,6 @@ void max_backward(const WindowGeometry& g, const Gradient* diff_dst, const uint8
   for_each_window_pixel(g, [&](int64_t out, int64_t in, uint8_t position, bool) {
     route_gradient(diff_dst + out * channels, argmax + out * channels, position, diff_src + in * channels, channels);
   });
-}
-
-/// 16 values from `from` as floats: float32, or bfloat16 bits widened (exact).
-Floats load_floats(const float* from) { return load<Floats>(from); }
-Floats load_floats(const uint16_t* from) {
-  return reinterpret_cast<Floats>(__builtin_convertvector(load<Shorts>(from), Uints) << 16);
-}
-
-/// Stores `v` as float32, or as bfloat16 rounded to nearest even (NaN stays NaN), as
-/// bfloat16_bits does for one value.
-void store_floats(float* to, Floats v) { store(to, v); }
-void store_floats(uint16_t* to, Floats v) {
-  const Uints bits = reinterpret_cast<Uints>(v);
-  const Uints rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-  const Uints nan = (bits & 0x7fffffffu) > 0x7f800000u;
-  store(to, __builtin_convertvector(nan ? (bits >> 16) | 0x40u : rounded, Shorts));
 }
 
 /// Unpadded tiling windows: each output pixel sums its window 16 channels at a time in float32

@@ -28,6 +28,22 @@ void store(Element* to, const Vector& v) {
   std::memcpy(to, &v, sizeof(v));
 }
 
+/// 16 values from `from` as floats: float32, or bfloat16 bits widened (exact).
+inline Floats load_floats(const float* from) { return load<Floats>(from); }
+inline Floats load_floats(const uint16_t* from) {
+  return reinterpret_cast<Floats>(__builtin_convertvector(load<Shorts>(from), Uints) << 16);
+}
+
+/// Stores `v` as float32, or as bfloat16 rounded to nearest even (NaN stays NaN), as
+/// bfloat16_bits does for one value.
+inline void store_floats(float* to, Floats v) { store(to, v); }
+inline void store_floats(uint16_t* to, Floats v) {
+  const Uints bits = reinterpret_cast<Uints>(v);
+  const Uints rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  const Uints nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  store(to, __builtin_convertvector(nan ? (bits >> 16) | 0x40u : rounded, Shorts));
+}
+
 /// The sum of `v`'s lanes.
 inline float sum(const Floats& v) {
   float total = 0;

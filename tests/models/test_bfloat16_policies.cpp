@@ -355,9 +355,9 @@ TEST(MixedBfloat16, Float16PoliciesAreRefusedSayingWhatToUse) {
 }
 
 TEST(MixedBfloat16, AFewChannelFirstLayerComputesOnBfloat16InputsAndWeights) {
-  // LeNet's first layer shape (1 -> 6, 5x5, 'same') runs a float32 kernel under the policy:
-  // it must see the input and the kernel rounded to bfloat16, as Keras' bfloat16 convolution
-  // does. Reference: sum of bfloat16(x) * bfloat16(w) in double, plus the bias, in bfloat16.
+  // LeNet's first layer shape (1 -> 6, 5x5, 'same') runs Tenfold's few-channel kernel under
+  // the policy (float32 sums of bfloat16 data): it must see the input and the kernel rounded
+  // to bfloat16, as Keras' bfloat16 convolution does. Reference: sum of bfloat16(x) * bfloat16(w) in double, plus the bias, in bfloat16.
   // Products of two bfloat16 values are exact in float, so only the order of the float sum
   // differs: nearly every output rounds to the reference's bfloat16 value (with the kernel
   // unrounded, a third of them do not).

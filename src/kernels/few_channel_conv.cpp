@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <numeric>
+#include <type_traits>
 #include <utility>
 
 #include "core/error.h"
@@ -21,7 +21,6 @@ namespace {
 using vectors::Floats;
 using vectors::lanes;
 using vectors::load;
-using vectors::store;
 using vectors::store_floats;
 constexpr int max_in_channels = 4, max_filters = 16;
 
@@ -29,12 +28,11 @@ int64_t round_up_to_lanes(int64_t count) { return (count + lanes - 1) / lanes * 
 
 /// One image's channels planar and zero-padded, in float32: input value (c, iy, ix) at
 /// [c][iy + pad_top][ix + pad_left], rows `width` long. Output pixel (oy, ox)'s tap (ky, kx, c)
-/// reads [c][oy + ky][ox + kx]; `width` covers the last 16-pixel vector of every tap, and the
-/// last vector ExpandedPlanes reads.
+/// reads [c][oy + ky][ox + kx]; `width` covers the last 16-pixel vector of every tap.
 struct PaddedPlanes {
   explicit PaddedPlanes(const WindowGeometry& geometry)
       : g(geometry), rows(g.out_height + g.window_height - 1),
-        width(round_up_to_lanes(g.out_width) + g.window_width - 1 + 3 * lanes),
+        width(round_up_to_lanes(g.out_width) + g.window_width - 1),
         values(size_t(g.in_channels * rows * width), 0.0f) {}
 
   /// Fills the interior from image `n` of src [N, H, W, C]; the border stays zero.
@@ -111,151 +109,67 @@ struct GradientPlanes {
   std::vector<float> values;
 };
 
-// ---- Forward: an output row's [OW, F] values as one interleaved run, 16 at a time, written
-// as they lie in NHWC (no transposition: scattering 16 pixels' F sums one by one took as long
-// as the sums). Element e = x * F + f of row oy takes tap (ky, kx, c)'s input x + kx, which
-// the expanded planes (each input value repeated F times) hold at [c][oy + ky][kx * F + e].
-// The filter of a vector's lanes repeats every `phases` vectors, so each tap's weights are
-// that many vectors.
+// ---- Forward: an output row's pixels 16 at a time, one vector of sums per filter. (Computing
+// the row's interleaved [OW, F] values as vectors instead, from the input repeated per filter,
+// saved the scatter below but ran 20% slower: its loads, at offsets of kx x F floats, nearly
+// all cross a cache line.)
 
-template <int F>
-constexpr int phases = F / std::gcd(F, int(lanes));
-
-/// The weights [KH, KW, C, F] and bias as vectors: tap t's phase p holds the weights of
-/// filters (16 p + lane) % F.
-struct WeightVectors {
-  WeightVectors(const WindowGeometry& g, int phase_count, const float* weights, const float* bias)
-      : phases(phase_count), taps(g.window_height * g.window_width * g.in_channels),
-        values(size_t((taps + 1) * phases)) {
-    const int64_t filters = g.out_channels;
-    for (int64_t tap = 0; tap <= taps; ++tap) {
-      for (int p = 0; p < phases; ++p) {
-        for (int64_t lane = 0; lane < lanes; ++lane) {
-          const int64_t f = (p * lanes + lane) % filters;
-          values[size_t(tap * phases + p)][lane] = tap < taps ? weights[tap * filters + f] : bias[f];
+/// One image's dst [OH, OW, F] = conv(its planes) + bias: C channels, F filters, weights
+/// [KH, KW, C, F].
+/// A bfloat16 row is scattered into `row_sums` (out_width x F floats) and stored from there
+/// 16 values at a time (rounding one value at a time cost as much as the sums).
+template <int C, int F, typename Element>
+void forward_image(const PaddedPlanes& in, const float* weights, const float* bias, float* row_sums, void* dst) {
+  const WindowGeometry& g = in.g;
+  const int64_t row_values = g.out_width * F;
+  for (int64_t oy = 0; oy < g.out_height; ++oy) {
+    const float* row = in.row(oy);
+    Element* image_row = static_cast<Element*>(dst) + oy * row_values;
+    float* out = nullptr;
+    if constexpr (std::is_same_v<Element, float>) {
+      out = image_row;
+    } else {
+      out = row_sums;
+    }
+    for (int64_t x0 = 0; x0 < g.out_width; x0 += lanes) {
+      Floats sums[F];
+      for (int f = 0; f < F; ++f) sums[f] = Floats{} + bias[f];
+      for (int64_t ky = 0; ky < g.window_height; ++ky) {
+        for (int64_t kx = 0; kx < g.window_width; ++kx) {
+          for (int c = 0; c < C; ++c) {
+            const Floats value = load(row + in.tap_offset(ky, kx, c) + x0);
+            const float* w = weights + ((ky * g.window_width + kx) * C + c) * F;
+            for (int f = 0; f < F; ++f) sums[f] += w[f] * value;
+          }
         }
       }
-    }
-  }
-  const Floats* tap(int64_t t) const { return values.data() + t * phases; }
-  const Floats* bias() const { return tap(taps); }
-
-  int phases;
-  int64_t taps;
-  std::vector<Floats> values;  // [taps + 1][phases]: the bias last
-};
-
-/// A thread's memory for ExpandedPlanes, kept from image to image.
-struct ForwardScratch {
-  std::vector<float> expanded;
-  std::vector<int64_t> tap_offsets;
-};
-
-/// One image's planes with each value repeated F times: (c, row, column) at
-/// [c][row][column * F + f], rows `length` long.
-template <int F>
-struct ExpandedPlanes {
-  /// For output rows of `cycles` x phases vectors.
-  ExpandedPlanes(const PaddedPlanes& planes, int64_t cycles, ForwardScratch& scratch)
-      : in(planes), length(round_up_to_lanes((in.g.window_width - 1) * F + cycles * phases<F> * lanes)),
-        values(scratch.expanded) {
-    values.resize(size_t(in.g.in_channels * in.rows * length));
-    check_argument((length - lanes) / F + lanes <= in.width, "the padded planes are too narrow to expand");
-    // Vector v of a row takes values v * 16 / F + (lane index below) of the plane's row.
-    for (int p = 0; p < phases<F>; ++p) {
-      for (int64_t lane = 0; lane < lanes; ++lane) {
-        const int64_t element = p * lanes + lane;
-        sources[p][lane] = int32_t(element / F - p * lanes / F);
+      const int64_t count = std::min(lanes, g.out_width - x0);
+      for (int64_t x = 0; x < count; ++x) {
+        for (int f = 0; f < F; ++f) out[(x0 + x) * F + f] = sums[f][x];
       }
     }
-  }
-  void expand() {
-    const int64_t rows = in.g.in_channels * in.rows;
-    for (int64_t row = 0; row < rows; ++row) {
-      const float* plane_row = in.values.data() + row * in.width;
-      float* out = values.data() + row * length;
-      for (int64_t v = 0; v < length / lanes; ++v) {
-        const Floats from = load(plane_row + v * lanes / F);
-        store(out + v * lanes, __builtin_shuffle(from, sources[v % phases<F>]));
-      }
-    }
-  }
-  /// The offset of tap (ky, kx, c) from output row 0's first element.
-  int64_t tap_offset(int64_t ky, int64_t kx, int64_t c) const { return (c * in.rows + ky) * length + kx * F; }
-
-  const PaddedPlanes& in;
-  int64_t length;
-  std::vector<float>& values;
-  vectors::Ints sources[phases<F>];
-};
-
-/// Vectors [first, first + count x phases) of output row `row` (expanded, at row oy's place)
-/// into `out`, the row's `elements` values.
-template <int F, int count, typename Element>
-void forward_vectors(const float* row, const int64_t* tap_offsets, const WeightVectors& w, int64_t first,
-                     Element* out, int64_t elements) {
-  constexpr int P = phases<F>;
-  Floats sums[count][P];
-  for (int u = 0; u < count; ++u)
-    for (int p = 0; p < P; ++p) sums[u][p] = w.bias()[p];
-  for (int64_t t = 0; t < w.taps; ++t) {
-    const float* at = row + tap_offsets[t] + first * lanes;
-    for (int p = 0; p < P; ++p) {
-      const Floats weights = w.tap(t)[p];
-      for (int u = 0; u < count; ++u) sums[u][p] += load(at + (u * P + p) * lanes) * weights;
-    }
-  }
-  for (int u = 0; u < count; ++u) {
-    for (int p = 0; p < P; ++p) {
-      const int64_t start = (first + u * P + p) * lanes;
-      if (start + lanes <= elements) {
-        store_floats(out + start, sums[u][p]);
-      } else {
-        for (int64_t e = start; e < elements; ++e) assign(out[e], sums[u][p][e - start]);
-      }
+    if constexpr (!std::is_same_v<Element, float>) {
+      int64_t i = 0;
+      for (; i + lanes <= row_values; i += lanes) store_floats(image_row + i, load(row_sums + i));
+      for (; i < row_values; ++i) assign(image_row[i], row_sums[i]);
     }
   }
 }
 
-/// One image's dst [OH, OW, F] = conv(its planes) + bias, activation not applied.
-template <int F, typename Element>
-void forward_image(const PaddedPlanes& in, const WeightVectors& w, ForwardScratch& scratch, void* dst) {
-  // 12 or more sums in flight: fewer wait on their own last multiply-add (4 cycles each).
-  constexpr int P = phases<F>, cycles_per_block = std::max(1, 12 / P);
-  const WindowGeometry& g = in.g;
-  const int64_t elements = g.out_width * F, cycles = (elements + P * lanes - 1) / (P * lanes);
-  ExpandedPlanes<F> expanded(in, cycles, scratch);
-  expanded.expand();
-  std::vector<int64_t>& offsets = scratch.tap_offsets;
-  offsets.clear();
-  for (int64_t ky = 0; ky < g.window_height; ++ky)
-    for (int64_t kx = 0; kx < g.window_width; ++kx)
-      for (int64_t c = 0; c < g.in_channels; ++c) offsets.push_back(expanded.tap_offset(ky, kx, c));
-  for (int64_t oy = 0; oy < g.out_height; ++oy) {
-    const float* row = expanded.values.data() + oy * expanded.length;
-    Element* out = static_cast<Element*>(dst) + oy * elements;
-    if (cycles < cycles_per_block) {
-      for (int64_t cycle = 0; cycle < cycles; ++cycle) forward_vectors<F, 1>(row, offsets.data(), w, cycle * P, out, elements);
-      continue;
-    }
-    // Whole blocks; the last one ends at the row's end, writing again some of the values the
-    // one before wrote (the same values).
-    for (int64_t cycle = 0; cycle < cycles; cycle += cycles_per_block) {
-      const int64_t first = std::min(cycle, cycles - cycles_per_block);
-      forward_vectors<F, cycles_per_block>(row, offsets.data(), w, first * P, out, elements);
-    }
-  }
-}
+using Forward = void (*)(const PaddedPlanes&, const float*, const float*, float*, void*);
 
-using Forward = void (*)(const PaddedPlanes&, const WeightVectors&, ForwardScratch&, void*);
-
-template <typename Element, size_t... I>
+/// forward_image for C channels and each filter count 1..max_filters.
+template <int C, typename Element, size_t... I>
 constexpr std::array<Forward, sizeof...(I)> forward_table(std::index_sequence<I...>) {
-  return {&forward_image<int(I) + 1, Element>...};
+  return {&forward_image<C, int(I) + 1, Element>...};
 }
-/// [filters - 1]: compile-time counts keep the sums in registers.
+/// [channels - 1][filters - 1]: compile-time counts keep the sums in registers (2x faster).
 template <typename Element>
-constexpr std::array<Forward, max_filters> forward_by_filters = forward_table<Element>(std::make_index_sequence<max_filters>());
+constexpr std::array<std::array<Forward, max_filters>, max_in_channels> forward_by_shape = {
+    forward_table<1, Element>(std::make_index_sequence<max_filters>()),
+    forward_table<2, Element>(std::make_index_sequence<max_filters>()),
+    forward_table<3, Element>(std::make_index_sequence<max_filters>()),
+    forward_table<4, Element>(std::make_index_sequence<max_filters>())};
 
 // ---- Weight gradients: dW[tap][f] = sum over pixels of the tap's input * dy[f], 16 pixels
 // at a time, sums for a block of taps x a block of filters kept in registers across an image.
@@ -375,21 +289,20 @@ void FewChannelConv2DKernel::forward(const void* src, const float* weights, cons
 
 template <typename Element>
 void FewChannelConv2DKernel::forward_in(const Element* src, const float* weights, const float* bias, Element* dst) {
-  const Forward forward_image = forward_by_filters<Element>[size_t(g_.out_channels - 1)];
-  const WeightVectors weight_vectors(g_, int(g_.out_channels / std::gcd(g_.out_channels, lanes)), weights, bias);
+  const Forward forward_image = forward_by_shape<Element>[size_t(g_.in_channels - 1)][size_t(g_.out_channels - 1)];
   const int64_t groups = (g_.batch + group_images_ - 1) / group_images_;
   const bool activates = activation_.kind != Activation::linear;
 #pragma omp parallel num_threads(std::min(max_threads(), int(threads_.size())))
   {
     ThreadState& thread = threads_[size_t(thread_number())];
     PaddedPlanes in(g_);
-    ForwardScratch scratch;
+    std::vector<float> row_sums(size_t(g_.out_width * g_.out_channels));
 #pragma omp for schedule(static)
     for (int64_t group = 0; group < groups; ++group) {
       const int64_t first = group * group_images_, images = std::min(group_images_, g_.batch - first);
       for (int64_t n = first; n < first + images; ++n) {
         in.gather(src, n);
-        forward_image(in, weight_vectors, scratch, dst + n * image_outputs_);
+        forward_image(in, weights, bias, row_sums.data(), dst + n * image_outputs_);
       }
       Element* outputs = dst + first * image_outputs_;
       if (activates) activation_for(thread, images).forward(outputs, outputs);

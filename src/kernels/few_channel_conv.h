@@ -1,13 +1,11 @@
 #pragma once
 // A first layer's convolution from an image's few channels into few filters (LeNet's 1 -> 6
-// 5x5), forward and weight gradients (a first layer's input needs none), both direct: the
-// forward on an output row's interleaved [OW, F] values 16 at a time (few_channel_conv.cpp),
-// the weight gradients on 16 pixels of a row at a time. oneDNN works on blocks of 16 filters
-// and channels and runs such shapes several times slower: 1 -> 6 5x5 'same' + tanh on 512
-// 28x28 images, 1 thread, forward 10.5 ms vs 3.1 (+ the tanh); backward (tanh included) with
-// oneDNN's weight gradients 8.3 ms, with these 4.6-5.1 (TENFOLD_PROFILE, separate runs).
-// Float32 or bfloat16 data (NHWC), float32 sums, stride 1; in bfloat16 the weights are
-// rounded to bfloat16. The activation runs on a group of images' output while it is in cache.
+// 5x5), forward and weight gradients (a first layer's input needs none), both direct on 16
+// pixels of an output row at a time. oneDNN works on blocks of 16 filters and channels and
+// runs such shapes several times slower: 1 -> 6 5x5 'same' + tanh on 512 28x28 images, 1
+// thread, forward 10.5 ms vs 3.1 (+ the tanh). The activation runs on a group of images'
+// output while it is in cache. Float32 or bfloat16 data (NHWC), float32 sums, stride 1; in
+// bfloat16 the weights are rounded to bfloat16.
 #include <memory>
 #include <vector>
 

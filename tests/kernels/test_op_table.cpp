@@ -549,15 +549,15 @@ void check_bfloat16_conv_against_reference(const ConvRow& row, const WindowGeome
 TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
   if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
   const ConvRow& row = GetParam();
-  const WindowGeometry g = row.geometry(2, 9);
+  const WindowGeometry small = row.geometry(2, 9);
   // A first layer over few channels: its weight gradients both ways (the kernel picks the
   // faster at compile).
   using Gradients = onednn::Conv2DKernel::WeightGradients;
-  const bool either = row.first_layer && reduction_size(g) < 64;
+  const bool either = row.first_layer && reduction_size(small) < 64;
   for (Gradients gradients : either ? std::vector<Gradients>{Gradients::bfloat16, Gradients::float32}
                                     : std::vector<Gradients>{Gradients::fastest}) {
     SCOPED_TRACE(gradients == Gradients::float32 ? "float32 weight gradients" : "");
-    check_bfloat16_conv_against_reference(row, g, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+    check_bfloat16_conv_against_reference(row, small, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
       onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer, DType::bfloat16,
                                 false, gradients);
       EXPECT_EQ(conv.implementations().back().ends_with("(float32)"), gradients == Gradients::float32);

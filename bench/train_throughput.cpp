@@ -3,7 +3,9 @@
 // Prints one JSON line; bench/train_throughput.py runs it side by side with PyTorch and Keras,
 // bench/scaling.py over replicas and processes.
 //   tenfold-bench-train [--batch-size 512] [--steps 20] [--repeats 5] [--warmup 5] [--devices N]
-//                       [--model FILE.json] [--dtype-policy float32|mixed_bfloat16]
+//                       [--model FILE.json] [--dtype-policy float32|mixed_bfloat16|bfloat16]
+//                       [--optimizer adam]  (a Keras optimizer name; under bfloat16, Adam's
+//                                            default beta_2 refuses to train: use sgd)
 // Reports the median and the best of `repeats` timed windows of `steps` steps: on a shared
 // machine the best window is the least disturbed one.
 // Without --devices: one replica, threads from OMP_NUM_THREADS (oneDNN's team). With it: that
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "datasets/mnist.h"
 #include "datasets/idx.h"
 #include "distribute/strategy.h"
@@ -25,14 +28,17 @@
 
 using namespace tenfold;
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_benchmark(int argc, char** argv) {
   int64_t batch_size = 512, steps = 20, repeats = 5, warmup = 5, devices = 0;
-  std::string model_json, dtype_policy = "float32";
+  std::string model_json, dtype_policy = "float32", optimizer = "adam";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string option = argv[i];
     int64_t value = std::atoll(argv[i + 1]);
     if (option == "--model") model_json = argv[i + 1];
     if (option == "--dtype-policy") dtype_policy = argv[i + 1];
+    if (option == "--optimizer") optimizer = argv[i + 1];
     if (option == "--batch-size") batch_size = value;
     if (option == "--steps") steps = value;
     if (option == "--warmup") warmup = value;
@@ -52,7 +58,7 @@ int main(int argc, char** argv) {
     auto scope = strategy->scope();
     model = model_json.empty() ? models::seed_cnn() : io::load_model_json(model_json);
     model->set_dtype_policy(dtype_policy_from_name(dtype_policy));
-    model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+    model->compile(optimizer, "sparse_categorical_crossentropy", {"accuracy"});
   }
   int64_t batches = x.shape()[0] / batch_size;
   auto run = [&](int64_t count, int64_t first) {
@@ -85,4 +91,15 @@ int main(int argc, char** argv) {
               strategy->num_replicas_in_sync(), double(steps * batch_size) / best,
               double(steps * batch_size) / median, best * 1e3 / double(steps), reduction_wait_ms, arena_mib, scratch_mib);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_benchmark(argc, argv);
+  } catch (const Error& error) {
+    std::fprintf(stderr, "tenfold-bench-train: %s\n", error.what());
+    return 1;
+  }
 }

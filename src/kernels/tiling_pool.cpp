@@ -65,10 +65,11 @@ To converted(From value) {
   return result;
 }
 
-// Float32 channels go 16 at a time in explicit vectors, the rest (and bfloat16) one by one.
-// NOTE: GCC's own vectorization of per-pixel channel loops ran 2-4x slower (512x28x28x16, 1
-// thread: max forward 9.4 ms, now 6.1; backward 13.5, now 5.4-6.8): once inlined it checks the
-// pointers for overlap and takes 4 lanes, or 32 and the scalar rest.
+// Channels go 16 at a time in explicit vectors (float32 or bfloat16 widened), the rest one by
+// one. NOTE: GCC's own vectorization of per-pixel channel loops ran 2-4x slower (512x28x28x16,
+// 1 thread: max forward 9.4 ms, now 6.1; backward 13.5, now 5.4-6.8): once inlined it checks
+// the pointers for overlap and takes 4 lanes, or 32 and the scalar rest. Bfloat16 one by one
+// made the recipe's fused Conv2D+MaxPooling2D forward 1.6x its float32 time.
 using vectors::Bytes;
 using vectors::Floats;
 using vectors::Ints;
@@ -80,22 +81,47 @@ using vectors::load_floats;
 using vectors::store;
 using vectors::store_floats;
 
-/// True when a pixel's channels go in vectors: float32 both ways.
-template <typename A, typename B>
-constexpr bool in_vectors = std::is_same_v<A, float> && std::is_same_v<B, float>;
+/// The channels the loops below take one by one: those past the last full vector.
+int64_t scalar_start(int64_t channels) { return channels / lanes * lanes; }
 
-/// The channels the loops below take one by one: those past the last full vector, or all.
-template <typename A, typename B>
-int64_t scalar_start(int64_t channels) {
-  return in_vectors<A, B> ? channels / lanes * lanes : 0;
+/// `v` as `Destination` holds it: float32, or rounded to bfloat16 (compared once rounded, as
+/// take_greater does).
+template <typename Destination>
+Floats as_destination(Floats v) {
+  if constexpr (std::is_same_v<Destination, float>) {
+    return v;
+  } else {
+    return vectors::rounded_to_bfloat16(v);
+  }
 }
 
-/// Float32 max pooling of channels [0, full), a multiple of 16, for every output pixel: per
-/// vector of channels the maximum and its position stay in registers across the window, stored
-/// once. Positions count the window's pixels row by row (padding included, as argmax's do);
-/// the first of equal values wins.
-void max_forward_in_vectors(const WindowGeometry& g, const float* src, float* dst, uint8_t* argmax, int64_t full) {
-  const int64_t channels = g.in_channels;
+/// The maximum of 16 channels over a window's rows [first_row, end_row) and columns
+/// [first_column, end_column) (the part inside the image), `corner` the index of its pixel
+/// (0, 0) in `src` (negative in padding), and its position: pixels count row by row (padding included, as argmax's do); the first of equal
+/// values wins.
+template <typename Destination, typename Source>
+void window_max(const Source* src, int64_t corner, int64_t input_row, int64_t channels, int64_t window_width,
+                int64_t first_row, int64_t end_row, int64_t first_column, int64_t end_column, Floats& best,
+                Bytes& where) {
+  best = as_destination<Destination>(load_floats(src + (corner + first_row * input_row + first_column * channels)));
+  where = Bytes{} + int8_t(first_row * window_width + first_column);
+  for (int64_t kh = first_row; kh < end_row; ++kh) {
+    for (int64_t kw = kh == first_row ? first_column + 1 : first_column; kw < end_column; ++kw) {
+      const Floats value = as_destination<Destination>(load_floats(src + (corner + kh * input_row + kw * channels)));
+      const Ints greater = value > best;  // -1 or 0 per lane
+      best = greater ? value : best;
+      const Bytes taken = __builtin_convertvector(greater, Bytes);
+      where = (where & ~taken) | ((Bytes{} + int8_t(kh * window_width + kw)) & taken);
+    }
+  }
+}
+
+/// Max pooling of channels [0, full), a multiple of 16, for every output pixel: per vector of
+/// channels the maximum and its position stay in registers across the window, stored once.
+template <typename Source, typename Destination>
+void max_forward_in_vectors(const WindowGeometry& g, const Source* src, Destination* dst, uint8_t* argmax,
+                            int64_t full) {
+  const int64_t channels = g.in_channels, input_row = g.in_width * channels;
 #pragma omp parallel for schedule(static)
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t oh = 0; oh < g.out_height; ++oh) {
@@ -106,27 +132,13 @@ void max_forward_in_vectors(const WindowGeometry& g, const float* src, float* ds
         const int64_t first_column = std::max<int64_t>(0, -left);
         const int64_t end_column = std::min(g.window_width, g.in_width - left);
         const int64_t out = ((n * g.out_height + oh) * g.out_width + ow) * channels;
+        const int64_t corner = ((n * g.in_height + top) * g.in_width + left) * channels;
         for (int64_t c = 0; c < full; c += lanes) {
-          Floats best{};
-          Bytes where{};
-          bool first = true;
-          for (int64_t kh = first_row; kh < end_row; ++kh) {
-            for (int64_t kw = first_column; kw < end_column; ++kw) {
-              const Floats value = load<Floats>(src + ((n * g.in_height + top + kh) * g.in_width + left + kw) * channels + c);
-              const Bytes position = Bytes{} + int8_t(kh * g.window_width + kw);
-              if (first) {
-                best = value;
-                where = position;
-                first = false;
-                continue;
-              }
-              const Ints greater = value > best;  // -1 or 0 per lane
-              best = greater ? value : best;
-              const Bytes taken = __builtin_convertvector(greater, Bytes);
-              where = (where & ~taken) | (position & taken);
-            }
-          }
-          store(dst + out + c, best);
+          Floats best;
+          Bytes where;
+          window_max<Destination>(src, corner + c, input_row, channels, g.window_width, first_row, end_row,
+                                  first_column, end_column, best, where);
+          store_floats(dst + out + c, best);
           store(argmax + out + c, where);
         }
       }
@@ -162,12 +174,10 @@ void take_greater(const Source* value, uint8_t position, Destination* best, uint
 template <typename Gradient, typename Target>
 void route_gradient(const Gradient* gradient, const uint8_t* where, uint8_t position, Target* target,
                     int64_t channels) {
-  const int64_t rest = scalar_start<Gradient, Target>(channels);
-  if constexpr (in_vectors<Gradient, Target>) {
-    for (int64_t c = 0; c < rest; c += lanes) {
-      const Ints here = __builtin_convertvector(load<Bytes>(where + c) == int8_t(position), Ints);
-      store(target + c, here ? load<Floats>(gradient + c) : Floats{});
-    }
+  const int64_t rest = scalar_start(channels);
+  for (int64_t c = 0; c < rest; c += lanes) {
+    const Ints here = __builtin_convertvector(load<Bytes>(where + c) == int8_t(position), Ints);
+    store_floats(target + c, here ? load_floats(gradient + c) : Floats{});
   }
   for (int64_t c = rest; c < channels; ++c) {
     target[c] = where[c] == position ? converted<Target>(gradient[c]) : Target(0);
@@ -177,10 +187,8 @@ void route_gradient(const Gradient* gradient, const uint8_t* where, uint8_t posi
 template <typename Source, typename Destination>
 void max_forward(const WindowGeometry& g, const Source* src, Destination* dst, uint8_t* argmax) {
   const int64_t channels = g.in_channels;
-  const int64_t begin = scalar_start<Source, Destination>(channels);
-  if constexpr (in_vectors<Source, Destination>) {
-    if (begin > 0) max_forward_in_vectors(g, src, dst, argmax, begin);
-  }
+  const int64_t begin = scalar_start(channels);
+  if (begin > 0) max_forward_in_vectors(g, src, dst, argmax, begin);
   if (begin == channels) return;
   for_each_window_pixel(g, [&](int64_t out, int64_t in, uint8_t position, bool first) {
     if (first) {

@@ -34,14 +34,19 @@ inline Floats load_floats(const uint16_t* from) {
   return reinterpret_cast<Floats>(__builtin_convertvector(load<Shorts>(from), Uints) << 16);
 }
 
-/// Stores `v` as float32, or as bfloat16 rounded to nearest even (NaN stays NaN), as
-/// bfloat16_bits does for one value.
+/// `v` rounded to bfloat16's precision (to nearest even; NaN stays NaN), as bfloat16_bits
+/// rounds one value, still as floats.
+inline Floats rounded_to_bfloat16(Floats v) {
+  const Uints bits = reinterpret_cast<Uints>(v);
+  const Uints rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+  const Uints nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  return reinterpret_cast<Floats>((nan ? bits | 0x400000u : rounded) & 0xffff0000u);
+}
+
+/// Stores `v` as float32, or as bfloat16 rounded to nearest even (NaN stays NaN).
 inline void store_floats(float* to, Floats v) { store(to, v); }
 inline void store_floats(uint16_t* to, Floats v) {
-  const Uints bits = reinterpret_cast<Uints>(v);
-  const Uints rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-  const Uints nan = (bits & 0x7fffffffu) > 0x7f800000u;
-  store(to, __builtin_convertvector(nan ? (bits >> 16) | 0x40u : rounded, Shorts));
+  store(to, __builtin_convertvector(reinterpret_cast<Uints>(rounded_to_bfloat16(v)) >> 16, Shorts));
 }
 
 /// The sum of `v`'s lanes.

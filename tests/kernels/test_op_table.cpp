@@ -652,7 +652,10 @@ TEST_P(Bfloat16PoolingRows, MatchesReferenceAndRunsNoReferenceKernel) {
     WindowGeometry g = make_window_geometry(3, 9, 8, channels, channels, row.pool, row.pool, row.stride, row.stride,
                                             row.padding);
     const size_t out_count = size_t(g.batch * g.out_height * g.out_width * g.in_channels);
-    auto x = rounded(to_floats(random_values(size_t(3 * 9 * 8 * channels), 1)));
+    // A float32 input is pooled as its bfloat16 rounding: its max is the max of the rounded
+    // values, and of values equal once rounded, the first.
+    const auto unrounded = to_floats(random_values(size_t(3 * 9 * 8 * channels), 1));
+    auto x = rounded(unrounded);
     auto upstream = rounded(to_floats(random_values(out_count, 2)));
     std::vector<float> expected_y(out_count), expected_dx(x.size());
     reference::pool_forward<float>(row.kind, g, x.data(), expected_y.data());
@@ -668,7 +671,8 @@ TEST_P(Bfloat16PoolingRows, MatchesReferenceAndRunsNoReferenceKernel) {
       std::vector<std::byte> workspace(pool.workspace_bytes());
       std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
       std::vector<float> dx32(x.size());
-      pool.forward(input == DType::float32 ? static_cast<const void*>(x.data()) : x16.data(), y16.data(), workspace.data());
+      pool.forward(input == DType::float32 ? static_cast<const void*>(unrounded.data()) : x16.data(), y16.data(),
+                   workspace.data());
       pool.backward(dy16.data(), input == DType::float32 ? static_cast<void*>(dx32.data()) : dx16.data(), workspace.data());
       EXPECT_TRUE(all_close(widened(y16), as_doubles(expected_y), forward_tolerance, 0)) << "forward";
       EXPECT_TRUE(all_close(input == DType::float32 ? dx32 : widened(dx16), as_doubles(expected_dx), bfloat16_rtol,

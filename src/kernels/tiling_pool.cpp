@@ -95,23 +95,49 @@ Floats as_destination(Floats v) {
   }
 }
 
-/// The maximum of 16 channels over a window's rows [first_row, end_row) and columns
-/// [first_column, end_column) (the part inside the image), `corner` the index of its pixel
-/// (0, 0) in `src` (negative in padding), and its position: pixels count row by row (padding included, as argmax's do); the first of equal
-/// values wins.
+/// A window's part inside the image: its rows [first_row, end_row) and columns [first_column,
+/// end_column); its pixel (0, 0) is input element `corner` (channel 0; negative in padding).
+struct Window {
+  int64_t corner, first_row, end_row, first_column, end_column;
+};
+
+/// Calls visit(out, window) for every output pixel, `out` the index of its channel 0; images
+/// in parallel (an image's windows read and write only that image's pixels).
+template <typename Visit>
+void for_each_window(const WindowGeometry& g, Visit visit) {
+  const int64_t channels = g.in_channels;
+#pragma omp parallel for schedule(static)
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t oh = 0; oh < g.out_height; ++oh) {
+      const int64_t top = oh * g.stride_height - g.pad_top;
+      const int64_t first_row = std::max<int64_t>(0, -top), end_row = std::min(g.window_height, g.in_height - top);
+      for (int64_t ow = 0; ow < g.out_width; ++ow) {
+        const int64_t left = ow * g.stride_width - g.pad_left;
+        const Window window{((n * g.in_height + top) * g.in_width + left) * channels, first_row, end_row,
+                            std::max<int64_t>(0, -left), std::min(g.window_width, g.in_width - left)};
+        visit(((n * g.out_height + oh) * g.out_width + ow) * channels, window);
+      }
+    }
+  }
+}
+
+/// The maximum of channels [c, c + 16) over `window` of `src`, and its position: pixels count
+/// row by row (padding included, as argmax's do); the first of equal values wins.
 template <typename Destination, typename Source>
-void window_max(const Source* src, int64_t corner, int64_t input_row, int64_t channels, int64_t window_width,
-                int64_t first_row, int64_t end_row, int64_t first_column, int64_t end_column, Floats& best,
+void window_max(const WindowGeometry& g, const Source* src, const Window& window, int64_t c, Floats& best,
                 Bytes& where) {
-  best = as_destination<Destination>(load_floats(src + (corner + first_row * input_row + first_column * channels)));
-  where = Bytes{} + int8_t(first_row * window_width + first_column);
-  for (int64_t kh = first_row; kh < end_row; ++kh) {
-    for (int64_t kw = kh == first_row ? first_column + 1 : first_column; kw < end_column; ++kw) {
-      const Floats value = as_destination<Destination>(load_floats(src + (corner + kh * input_row + kw * channels)));
+  const int64_t input_row = g.in_width * g.in_channels, channels = g.in_channels;
+  auto at = [&](int64_t kh, int64_t kw) { return src + (window.corner + kh * input_row + kw * channels + c); };
+  best = as_destination<Destination>(load_floats(at(window.first_row, window.first_column)));
+  where = Bytes{} + int8_t(window.first_row * g.window_width + window.first_column);
+  for (int64_t kh = window.first_row; kh < window.end_row; ++kh) {
+    for (int64_t kw = kh == window.first_row ? window.first_column + 1 : window.first_column; kw < window.end_column;
+         ++kw) {
+      const Floats value = as_destination<Destination>(load_floats(at(kh, kw)));
       const Ints greater = value > best;  // -1 or 0 per lane
       best = greater ? value : best;
       const Bytes taken = __builtin_convertvector(greater, Bytes);
-      where = (where & ~taken) | ((Bytes{} + int8_t(kh * window_width + kw)) & taken);
+      where = (where & ~taken) | ((Bytes{} + int8_t(kh * g.window_width + kw)) & taken);
     }
   }
 }
@@ -121,29 +147,15 @@ void window_max(const Source* src, int64_t corner, int64_t input_row, int64_t ch
 template <typename Source, typename Destination>
 void max_forward_in_vectors(const WindowGeometry& g, const Source* src, Destination* dst, uint8_t* argmax,
                             int64_t full) {
-  const int64_t channels = g.in_channels, input_row = g.in_width * channels;
-#pragma omp parallel for schedule(static)
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t oh = 0; oh < g.out_height; ++oh) {
-      const int64_t top = oh * g.stride_height - g.pad_top;
-      const int64_t first_row = std::max<int64_t>(0, -top), end_row = std::min(g.window_height, g.in_height - top);
-      for (int64_t ow = 0; ow < g.out_width; ++ow) {
-        const int64_t left = ow * g.stride_width - g.pad_left;
-        const int64_t first_column = std::max<int64_t>(0, -left);
-        const int64_t end_column = std::min(g.window_width, g.in_width - left);
-        const int64_t out = ((n * g.out_height + oh) * g.out_width + ow) * channels;
-        const int64_t corner = ((n * g.in_height + top) * g.in_width + left) * channels;
-        for (int64_t c = 0; c < full; c += lanes) {
-          Floats best;
-          Bytes where;
-          window_max<Destination>(src, corner + c, input_row, channels, g.window_width, first_row, end_row,
-                                  first_column, end_column, best, where);
-          store_floats(dst + out + c, best);
-          store(argmax + out + c, where);
-        }
-      }
+  for_each_window(g, [&](int64_t out, const Window& window) {
+    for (int64_t c = 0; c < full; c += lanes) {
+      Floats best;
+      Bytes where;
+      window_max<Destination>(g, src, window, c, best, where);
+      store_floats(dst + out + c, best);
+      store(argmax + out + c, where);
     }
-  }
+  });
 }
 
 /// best = value, where = position for channels [begin, channels): a window's first pixel.
@@ -170,17 +182,30 @@ void take_greater(const Source* value, uint8_t position, Destination* best, uint
   }
 }
 
-/// target = the gradient where the window's maximum was at `position`, else 0.
+/// Each pixel of `window` takes the window's gradient where its maximum was there, else 0.
+/// Each vector of gradients and positions is loaded once for the whole window.
 template <typename Gradient, typename Target>
-void route_gradient(const Gradient* gradient, const uint8_t* where, uint8_t position, Target* target,
-                    int64_t channels) {
-  const int64_t rest = scalar_start(channels);
+void route_window(const WindowGeometry& g, const Gradient* gradient, const uint8_t* where, const Window& window,
+                  Target* diff_src) {
+  const int64_t input_row = g.in_width * g.in_channels, channels = g.in_channels, rest = scalar_start(channels);
+  auto at = [&](int64_t kh, int64_t kw) { return diff_src + (window.corner + kh * input_row + kw * channels); };
   for (int64_t c = 0; c < rest; c += lanes) {
-    const Ints here = __builtin_convertvector(load<Bytes>(where + c) == int8_t(position), Ints);
-    store_floats(target + c, here ? load_floats(gradient + c) : Floats{});
+    const Floats value = load_floats(gradient + c);
+    const Bytes positions = load<Bytes>(where + c);
+    for (int64_t kh = window.first_row; kh < window.end_row; ++kh) {
+      for (int64_t kw = window.first_column; kw < window.end_column; ++kw) {
+        const Ints here = __builtin_convertvector(positions == int8_t(kh * g.window_width + kw), Ints);
+        store_floats(at(kh, kw) + c, here ? value : Floats{});
+      }
+    }
   }
-  for (int64_t c = rest; c < channels; ++c) {
-    target[c] = where[c] == position ? converted<Target>(gradient[c]) : Target(0);
+  for (int64_t kh = window.first_row; kh < window.end_row; ++kh) {
+    for (int64_t kw = window.first_column; kw < window.end_column; ++kw) {
+      const uint8_t position = uint8_t(kh * g.window_width + kw);
+      for (int64_t c = rest; c < channels; ++c) {
+        at(kh, kw)[c] = where[c] == position ? converted<Target>(gradient[c]) : Target(0);
+      }
+    }
   }
 }
 
@@ -201,10 +226,9 @@ void max_forward(const WindowGeometry& g, const Source* src, Destination* dst, u
 
 template <typename Gradient, typename Target>
 void max_backward(const WindowGeometry& g, const Gradient* diff_dst, const uint8_t* argmax, Target* diff_src) {
-  const int64_t channels = g.in_channels;
   zero_uncovered(g, diff_src);
-  for_each_window_pixel(g, [&](int64_t out, int64_t in, uint8_t position, bool) {
-    route_gradient(diff_dst + out * channels, argmax + out * channels, position, diff_src + in * channels, channels);
+  for_each_window(g, [&](int64_t out, const Window& window) {
+    route_window(g, diff_dst + out, argmax + out, window, diff_src);
   });
 }
 

@@ -73,8 +73,6 @@ To converted(From value) {
 using vectors::Bytes;
 using vectors::Floats;
 using vectors::Ints;
-using vectors::Shorts;
-using vectors::Uints;
 using vectors::lanes;
 using vectors::load;
 using vectors::load_floats;
@@ -267,39 +265,44 @@ void max_forward(const WindowGeometry& g, const Source* src, Destination* dst, u
   });
 }
 
+/// max_backward for 2x2 windows at stride 2 all inside the image, unrolled as max_forward_2x2
+/// (the recipe's fused step's pooling backward, 1 thread: 579 -> 433 perf samples in float32,
+/// 576 -> 298 from bfloat16).
 template <typename Gradient, typename Target>
-void max_backward(const WindowGeometry& g, const Gradient* diff_dst, const uint8_t* argmax, Target* diff_src) {
-  zero_uncovered(g, diff_src);
-  const int64_t channels = g.in_channels;
-  if (whole_2x2_windows(g)) {
-    // Unrolled, as max_forward_2x2 (the recipe's fused step's pooling backward, 1 thread: 579 ->
-    // 433 perf samples in float32, 576 -> 298 from bfloat16).
-    const int64_t input_row = g.in_width * channels, rest = scalar_start(channels);
+void max_backward_2x2(const WindowGeometry& g, const Gradient* diff_dst, const uint8_t* argmax, Target* diff_src) {
+  const int64_t channels = g.in_channels, input_row = g.in_width * channels, rest = scalar_start(channels);
 #pragma omp parallel for schedule(static)
-    for (int64_t n = 0; n < g.batch; ++n) {
-      for (int64_t oh = 0; oh < g.out_height; ++oh) {
-        Target* top = diff_src + (n * g.in_height + 2 * oh) * input_row;
-        const int64_t out_row = (n * g.out_height + oh) * g.out_width * channels;
-        for (int64_t ow = 0; ow < g.out_width; ++ow) {
-          const int64_t out = out_row + ow * channels;
-          Target* const pixels[] = {top + 2 * ow * channels, top + (2 * ow + 1) * channels,
-                                    top + input_row + 2 * ow * channels, top + input_row + (2 * ow + 1) * channels};
-          for (int64_t c = 0; c < rest; c += lanes) {
-            const Floats value = load_floats(diff_dst + out + c);
-            const Bytes where = load<Bytes>(argmax + out + c);
-            for (int8_t position = 0; position < 4; ++position) {
-              const Ints here = __builtin_convertvector(where == position, Ints);
-              store_floats(pixels[position] + c, here ? value : Floats{});
-            }
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t oh = 0; oh < g.out_height; ++oh) {
+      Target* top = diff_src + (n * g.in_height + 2 * oh) * input_row;
+      const int64_t out_row = (n * g.out_height + oh) * g.out_width * channels;
+      for (int64_t ow = 0; ow < g.out_width; ++ow) {
+        const int64_t out = out_row + ow * channels;
+        Target* const pixels[] = {top + 2 * ow * channels, top + (2 * ow + 1) * channels,
+                                  top + input_row + 2 * ow * channels, top + input_row + (2 * ow + 1) * channels};
+        for (int64_t c = 0; c < rest; c += lanes) {
+          const Floats value = load_floats(diff_dst + out + c);
+          const Bytes where = load<Bytes>(argmax + out + c);
+          for (int8_t position = 0; position < 4; ++position) {
+            const Ints here = __builtin_convertvector(where == position, Ints);
+            store_floats(pixels[position] + c, here ? value : Floats{});
           }
-          for (int64_t c = rest; c < channels; ++c) {
-            for (uint8_t position = 0; position < 4; ++position) {
-              pixels[position][c] = argmax[out + c] == position ? converted<Target>(diff_dst[out + c]) : Target(0);
-            }
+        }
+        for (int64_t c = rest; c < channels; ++c) {
+          for (uint8_t position = 0; position < 4; ++position) {
+            pixels[position][c] = argmax[out + c] == position ? converted<Target>(diff_dst[out + c]) : Target(0);
           }
         }
       }
     }
+  }
+}
+
+template <typename Gradient, typename Target>
+void max_backward(const WindowGeometry& g, const Gradient* diff_dst, const uint8_t* argmax, Target* diff_src) {
+  zero_uncovered(g, diff_src);
+  if (whole_2x2_windows(g)) {
+    max_backward_2x2(g, diff_dst, argmax, diff_src);
     return;
   }
   for_each_window(g, [&](int64_t out, const Window& window) {

@@ -1,0 +1,77 @@
+// The few-channel first-layer kernel against oneDNN's convolution on the same layer (LeNet's
+// 1 -> 6 5x5 'same' + tanh on 28x28 images by default): best forward and backward (weight
+// gradients, the activation's backward included) of --repeats calls each, in ms, one JSON line
+// per kernel and dtype, side by side in one run.
+//   tenfold-bench-few-channel [--batch 256] [--filters 6] [--kernel 5] [--repeats 20]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kernels/few_channel_conv.h"
+#include "kernels/onednn/conv2d.h"
+
+using namespace tenfold;
+using namespace tenfold::kernels;
+
+namespace {
+
+/// The best of `repeats` timings of forward and of backward, in ms.
+/// `weights`: the floats of the stored weights' layout (oneDNN's pads the filters).
+template <typename Kernel>
+std::pair<double, double> best_times(Kernel& kernel, const WindowGeometry& g, DType dtype, size_t weights,
+                                     int repeats) {
+  const size_t element = dtype_size(dtype);
+  // Zero-filled data: the kernels' speed does not depend on the values.
+  auto src = allocate_aligned(size_t(g.batch * g.in_height * g.in_width * g.in_channels) * element);
+  auto dst = allocate_aligned(size_t(g.batch * g.out_height * g.out_width * g.out_channels) * element);
+  auto diff_dst = allocate_aligned(size_t(g.batch * g.out_height * g.out_width * g.out_channels) * element);
+  std::vector<float> kernel_values(weights), bias(size_t(g.out_channels)), diff_kernel(weights),
+      diff_bias(size_t(g.out_channels));
+  double forward = 1e30, backward = 1e30;
+  using clock = std::chrono::steady_clock;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = clock::now();
+    kernel.forward(src.get(), kernel_values.data(), bias.data(), dst.get());
+    const auto middle = clock::now();
+    kernel.backward(src.get(), dst.get(), diff_dst.get(), kernel_values.data(), nullptr, diff_kernel.data(),
+                    diff_bias.data());
+    const auto end = clock::now();
+    forward = std::min(forward, std::chrono::duration<double, std::milli>(middle - start).count());
+    backward = std::min(backward, std::chrono::duration<double, std::milli>(end - middle).count());
+  }
+  return {forward, backward};
+}
+
+void report(const char* kernel, DType dtype, std::pair<double, double> times) {
+  std::printf("{\"kernel\": \"%s\", \"dtype\": \"%s\", \"forward_ms\": %.3f, \"backward_ms\": %.3f}\n", kernel,
+              dtype == DType::bfloat16 ? "bfloat16" : "float32", times.first, times.second);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t batch = 256, filters = 6, window = 5;
+  int repeats = 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string option = argv[i];
+    const int64_t value = std::atoll(argv[i + 1]);
+    if (option == "--batch") batch = value;
+    if (option == "--filters") filters = value;
+    if (option == "--kernel") window = value;
+    if (option == "--repeats") repeats = int(value);
+  }
+  const WindowGeometry g =
+      make_window_geometry(batch, 28, 28, 1, filters, window, window, 1, 1, Padding::same, 1, 1, 1);
+  const auto stored = onednn::Conv2DKernel::preferred_weights_desc(g);
+  const size_t weights = stored.get_size() / sizeof(float);
+  for (DType dtype : {DType::float32, DType::bfloat16}) {
+    FewChannelConv2DKernel few_channel(g, Activation::tanh, true, stored, true, dtype);
+    report("tenfold few-channel", dtype, best_times(few_channel, g, dtype, weights, repeats));
+    onednn::Conv2DKernel onednn(g, Activation::tanh, true, stored, false, dtype);
+    report("onednn", dtype, best_times(onednn, g, dtype, weights, repeats));
+  }
+  return 0;
+}

@@ -23,6 +23,13 @@ using vectors::lanes;
 using vectors::load;
 using vectors::store_floats;
 constexpr int max_in_channels = 4, max_filters = 16;
+// Past 8 filters the shuffles between planar and interleaved vectors cost more than moving
+// values one by one (forward 1 -> 16 3x3: one by one 5.0-5.2 ms, shuffled 6.3-6.6), and past
+// 6 the direct weight gradient runs slower than oneDNN's, which then computes it:
+// `tenfold-bench-few-channel --filters F --kernel K`, float32 backward, oneDNN's time over
+// this kernel's: 1.97 (F 4, K 3), 1.26 (6), 1.21 (8), 0.85 (12), 0.63 (16); K 5: 1.81, 1.53,
+// 0.85, 0.77, 0.43.
+constexpr int max_shuffled_filters = 8, max_direct_gradient_filters = 6;
 
 int64_t round_up_to_lanes(int64_t count) { return (count + lanes - 1) / lanes * lanes; }
 
@@ -184,10 +191,16 @@ void forward_image(const PaddedPlanes& in, const float* weights, const float* bi
           }
         }
       }
-      Floats interleaved[F];
-      permute(sums, to_interleaved<F>, interleaved);
       Element* pixels = out + x0 * F;
       const int64_t count = std::min(lanes, g.out_width - x0);
+      if constexpr (F > max_shuffled_filters) {
+        for (int64_t x = 0; x < count; ++x) {
+          for (int f = 0; f < F; ++f) assign(pixels[x * F + f], sums[f][x]);
+        }
+        continue;
+      }
+      Floats interleaved[F];
+      permute(sums, to_interleaved<F>, interleaved);
       if (count == lanes) {
         for (int j = 0; j < F; ++j) store_floats(pixels + j * lanes, interleaved[j]);
       } else {  // the row's last pixels: no store past them
@@ -287,20 +300,23 @@ FewChannelConv2DKernel::FewChannelConv2DKernel(const WindowGeometry& g, Activati
     : g_(g),
       dtype_(dtype),
       use_bias_(use_bias),
-      need_weight_gradients_(need_weight_gradients),
+      direct_gradients_(need_weight_gradients && g.out_channels <= max_direct_gradient_filters),
       image_outputs_(g.out_height * g.out_width * g.out_channels),
       group_images_(std::clamp(group_bytes / (image_outputs_ * int64_t(sizeof(float))), int64_t(1), g.batch)),
       activation_(activation),
       keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(g), dtype == DType::bfloat16),
       zero_bias_(size_t(g.out_channels), 0.0f) {
   check_argument(handles(g, false), "this convolution is not one of few channels");
+  if (need_weight_gradients && !direct_gradients_) {
+    onednn_gradients_.emplace(g, activation, use_bias, stored_weights, false, dtype);
+  }
   const onednn::memory::desc keras_desc = onednn::Conv2DKernel::keras_weights_desc(g);
-  if (need_weight_gradients && stored_weights != keras_desc) {
+  if (direct_gradients_ && stored_weights != keras_desc) {
     dnnl::reorder::primitive_desc pd(onednn::engine(), keras_desc, onednn::engine(), stored_weights);
     gradients_to_stored_ = onednn::BoundPrimitive(dnnl::reorder(pd), pd,
                                                   {{DNNL_ARG_FROM, keras_desc}, {DNNL_ARG_TO, stored_weights}});
   }
-  keras_gradients_.resize(size_t(g.window_height * g.window_width * g.in_channels * g.out_channels));
+  if (direct_gradients_) keras_gradients_.resize(size_t(g.window_height * g.window_width * g.in_channels * g.out_channels));
   threads_.resize(size_t(max_threads()));
   if (activation.kind == Activation::linear) return;
   const int64_t pixels = g.out_height * g.out_width, last_group = g.batch % group_images_;
@@ -311,7 +327,7 @@ FewChannelConv2DKernel::FewChannelConv2DKernel(const WindowGeometry& g, Activati
       thread.last_group = onednn::ActivationKernel(activation, last_group * pixels, g.out_channels,
                                                    onednn::data_type_of(dtype));
     }
-    if (need_weight_gradients) {
+    if (direct_gradients_) {
       thread.activation_gradient = allocate_aligned(size_t(group_images_ * image_outputs_) * dtype_size(dtype));
     }
   }
@@ -352,10 +368,14 @@ void FewChannelConv2DKernel::forward_in(const Element* src, const float* weights
   }
 }
 
-void FewChannelConv2DKernel::backward(const void* src, const void* dst, void* diff_dst, const float*,
+void FewChannelConv2DKernel::backward(const void* src, const void* dst, void* diff_dst, const float* weights,
                                       void* diff_src, float* diff_weights, float* diff_bias) {
   check_argument(diff_src == nullptr, "a few-channel Conv2D kernel computes no input gradient");
-  if (!need_weight_gradients_) return;
+  if (onednn_gradients_) {
+    onednn_gradients_->backward(src, dst, diff_dst, weights, nullptr, diff_weights, diff_bias);
+    return;
+  }
+  if (!direct_gradients_) return;
   with_element_type(dtype_, [&](auto element) {
     using Element = decltype(element);
     weight_gradients(static_cast<const Element*>(src), static_cast<const Element*>(dst),

@@ -1,16 +1,19 @@
 #pragma once
 // A first layer's convolution from an image's few channels into few filters (LeNet's 1 -> 6
 // 5x5), forward and weight gradients (a first layer's input needs none), both direct on 16
-// pixels of an output row at a time. oneDNN works on blocks of 16 filters and channels and
+// pixels of an output row at a time (the weight gradient up to 6 filters; oneDNN's past that,
+// see few_channel_conv.cpp). oneDNN works on blocks of 16 filters and channels and
 // runs such shapes slower: LeNet's first layer + tanh on 256 images, 1 thread, forward 1.4 ms
 // vs oneDNN's 3.6, backward 1.8 vs 2.6 (float32; bfloat16 1.8 / 1.4 vs 2.9 / 3.1:
 // `OMP_NUM_THREADS=1 build/tenfold-bench-few-channel`). The activation runs on a group of
 // images' output while it is in cache. Float32 or bfloat16 data (NHWC), float32 sums, stride
 // 1; in bfloat16 the weights are rounded to bfloat16.
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "kernels/onednn/activation.h"
+#include "kernels/onednn/conv2d.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/window.h"
 
@@ -32,9 +35,9 @@ class FewChannelConv2DKernel {
 
   /// src [N,H,W,C] -> dst [N,OH,OW,F], activation applied.
   void forward(const void* src, const float* weights, const float* bias, void* dst);
-  /// The weight and bias gradients through the activation (diff_dst is left as it is;
-  /// diff_bias ignored without bias; diff_src must be null). Nothing without
-  /// need_weight_gradients.
+  /// The weight and bias gradients through the activation (diff_bias ignored without bias;
+  /// diff_src must be null; diff_dst left as it is, or, past 6 filters, the activation's
+  /// gradient in place as oneDNN's kernel leaves it). Nothing without need_weight_gradients.
   void backward(const void* src, const void* dst, void* diff_dst, const float* weights, void* diff_src,
                 float* diff_weights, float* diff_bias);
 
@@ -56,7 +59,10 @@ class FewChannelConv2DKernel {
   WindowGeometry g_;
   DType dtype_;
   bool use_bias_;
-  bool need_weight_gradients_;
+  bool direct_gradients_;  // Tenfold's weight gradient (few filters), else oneDNN's
+  // NOTE: it makes a forward primitive too (oneDNN's backward primitives take a forward's as a
+  // hint); that one never runs.
+  std::optional<onednn::Conv2DKernel> onednn_gradients_;
   int64_t image_outputs_;  // OH x OW x F
   int64_t group_images_;   // images whose output the activation takes at once, while it is in cache
   Activation activation_;

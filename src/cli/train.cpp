@@ -1,6 +1,7 @@
 // tenfold train: the recipe, on any model and data. Resolve the cluster and connect, make the
 // strategy, load or build the model and compile it in its scope, feed it the tf.data-style
 // pipeline with the global batch, fit with validation, evaluate.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -19,6 +20,21 @@
 namespace tenfold::cli {
 
 namespace {
+
+/// Each epoch's wall time, its validation included: from on_epoch_begin to on_epoch_end, as a
+/// Keras callback timing an epoch sees it.
+class EpochTimer : public callbacks::Callback {
+ public:
+  void on_epoch_begin(int) override { start_ = std::chrono::steady_clock::now(); }
+  void on_epoch_end(int, const callbacks::Logs&) override {
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+
+  std::vector<double> seconds;
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
 
 const char* const help = R"(usage: tenfold train [options]
 
@@ -66,7 +82,8 @@ options:
                             backup (Keras' BackupAndRestore)
   --backup-freq N           batches between backups (default: at each epoch's end)
   --history FILE.json       write Keras' History (per-epoch loss, metrics and their val_
-                            counterparts) as JSON
+                            counterparts) as JSON, with each epoch's wall time, validation
+                            included ("epoch_seconds")
   --log-dir DIR             TensorBoard event files (Keras' TensorBoard callback): DIR/train
                             and DIR/validation, scalars per epoch; see them with
                             tensorboard --logdir DIR
@@ -278,6 +295,8 @@ int train(const std::vector<std::string>& args) {
     fit.callbacks.push_back(std::make_shared<callbacks::BackupAndRestore>(backup_dir, backup_freq));
   }
   if (!log_dir.empty()) fit.callbacks.push_back(std::make_shared<callbacks::TensorBoard>(log_dir, update_freq));
+  auto epoch_timer = std::make_shared<EpochTimer>();
+  fit.callbacks.push_back(epoch_timer);
   models::History history = model->fit(train_batches.batches, fit);
 
   std::optional<std::map<std::string, double>> result;
@@ -298,7 +317,9 @@ int train(const std::vector<std::string>& args) {
   }
   if (!history_path.empty()) {
     std::ofstream out(history_path);
-    out << history.to_json().dump(2) << "\n";
+    nlohmann::json logged = history.to_json();
+    logged["epoch_seconds"] = epoch_timer->seconds;
+    out << logged.dump(2) << "\n";
     if (!out) throw Error(ErrorCode::unavailable, "could not write history to " + history_path);
   }
   return 0;

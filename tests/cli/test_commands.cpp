@@ -103,6 +103,15 @@ TEST(Commands, TrainWithEveryOptionThenEvaluatePredictSummary) {
   auto logged = nlohmann::json::parse(std::ifstream(history));
   EXPECT_EQ(logged.at("history").at("val_accuracy").size(), 1u);
   EXPECT_NEAR(logged.at("history").at("val_accuracy")[0].get<double>(), test_accuracy, 5e-5);
+  // The epoch's wall time, validation included: at least what its steps took (the line's
+  // ms/step, rounded to a millisecond, is the time of a step after the first).
+  ASSERT_EQ(logged.at("epoch_seconds").size(), 1u);
+  const double epoch_seconds = logged.at("epoch_seconds")[0].get<double>();
+  const size_t per_step = train.output.find("ms/step");
+  ASSERT_NE(per_step, std::string::npos) << train.output;
+  const double step_ms = std::stod(train.output.substr(train.output.rfind(' ', per_step) + 1));
+  EXPECT_GE(epoch_seconds, 234 * (step_ms - 0.5) * 1e-3) << train.output;
+  EXPECT_LT(epoch_seconds, 600);
   EXPECT_TRUE(fs::is_directory(logs / "train") && fs::is_directory(logs / "validation"));
   ASSERT_TRUE(fs::is_directory(backups));
   EXPECT_TRUE(fs::is_empty(backups)) << "a finished run deletes its backups, as Keras does";

@@ -135,15 +135,16 @@ constexpr std::array<Transpose, sizeof...(I)> transpose_table(std::index_sequenc
 }
 /// [filters - 1]
 template <typename Element>
-constexpr std::array<Transpose, max_filters> transpose = transpose_table<Element>(std::make_index_sequence<max_filters>());
+constexpr std::array<Transpose, max_direct_gradient_filters> transpose =
+    transpose_table<Element>(std::make_index_sequence<max_direct_gradient_filters>());
 
 /// One image's output gradient planar, in float32: (oy, ox, f) at [f][oy][ox], rows
-/// round_up(out_width, 16) long and zero past out_width; `planes` >= filters (the extra
-/// ones zero). Adds every gradient into `bias_sums[f]`.
+/// round_up(out_width, 16) long and zero past out_width. Adds every gradient into
+/// `bias_sums[f]`.
 struct GradientPlanes {
-  GradientPlanes(const WindowGeometry& geometry, int64_t planes)
+  explicit GradientPlanes(const WindowGeometry& geometry)
       : g(geometry), width(round_up_to_lanes(g.out_width)), plane(g.out_height * width),
-        values(size_t(planes * plane), 0.0f) {}
+        values(size_t(g.out_channels * plane), 0.0f) {}
 
   /// From one image's gradient [OH, OW, F].
   template <typename Element>
@@ -228,43 +229,41 @@ constexpr std::array<std::array<Forward, max_filters>, max_in_channels> forward_
     forward_table<4, Element>(std::make_index_sequence<max_filters>())};
 
 // ---- Weight gradients: dW[tap][f] = sum over pixels of the tap's input * dy[f], 16 pixels
-// at a time, sums for a block of taps x a block of filters kept in registers across an image.
+// at a time, sums for a block of taps x the filters kept in registers across an image.
 
-/// Filters per block: all of them up to 8, else half (the sums of 2 blocks of 8 and their
-/// gradients fill the registers).
-int filter_block(int64_t filters) { return int(filters <= 8 ? filters : (filters + 1) / 2); }
-/// Taps per block for `filters_per_block`: sums, the block's gradients and an input in
-/// AVX-512's 32 registers.
-constexpr int tap_block(int filters_per_block) { return std::min(8, (30 - filters_per_block) / filters_per_block); }
+/// Taps per block for F filters: the sums, the filters' gradients and an input in AVX-512's 32
+/// registers.
+constexpr int tap_block(int filters) { return std::min(8, (30 - filters) / filters); }
 
-/// sums[t * stride + f] += the image's sum of input at tap_offsets[t] x gradient of filter f0 + f.
-template <int FB>
-void accumulate_image(const PaddedPlanes& in, const GradientPlanes& dy, const int64_t* tap_offsets, int64_t f0,
-                      Floats* sums, int64_t stride) {
-  constexpr int TB = tap_block(FB);
-  Floats block[TB][FB] = {};
+/// sums[t * F + f] += the image's sum of input at tap_offsets[t] x gradient of filter f.
+template <int F>
+void accumulate_image(const PaddedPlanes& in, const GradientPlanes& dy, const int64_t* tap_offsets, Floats* sums) {
+  constexpr int TB = tap_block(F);
+  Floats block[TB][F] = {};
   for (int64_t oy = 0; oy < in.g.out_height; ++oy) {
     const float* row = in.row(oy);
     for (int64_t x0 = 0; x0 < dy.width; x0 += lanes) {
-      Floats gradients[FB];
-      for (int f = 0; f < FB; ++f) gradients[f] = load(dy.at(f0 + f, oy, x0));
+      Floats gradients[F];
+      for (int f = 0; f < F; ++f) gradients[f] = load(dy.at(f, oy, x0));
       for (int t = 0; t < TB; ++t) {
         const Floats value = load(row + tap_offsets[t] + x0);
-        for (int f = 0; f < FB; ++f) block[t][f] += value * gradients[f];
+        for (int f = 0; f < F; ++f) block[t][f] += value * gradients[f];
       }
     }
   }
   for (int t = 0; t < TB; ++t) {
-    for (int f = 0; f < FB; ++f) sums[t * stride + f] += block[t][f];
+    for (int f = 0; f < F; ++f) sums[t * F + f] += block[t][f];
   }
 }
 
-using Accumulate = void (*)(const PaddedPlanes&, const GradientPlanes&, const int64_t*, int64_t, Floats*, int64_t);
+using Accumulate = void (*)(const PaddedPlanes&, const GradientPlanes&, const int64_t*, Floats*);
 template <size_t... I>
 constexpr std::array<Accumulate, sizeof...(I)> accumulate_table(std::index_sequence<I...>) {
   return {&accumulate_image<int(I) + 1>...};
 }
-constexpr std::array<Accumulate, 8> accumulate_by_filter_block = accumulate_table(std::make_index_sequence<8>());
+/// [filters - 1]
+constexpr std::array<Accumulate, max_direct_gradient_filters> accumulate_by_filters =
+    accumulate_table(std::make_index_sequence<max_direct_gradient_filters>());
 
 int thread_number() {
 #ifdef _OPENMP
@@ -392,15 +391,13 @@ template <typename Element>
 void FewChannelConv2DKernel::weight_gradients(const Element* src, const Element* dst, const Element* diff_dst,
                                               float* diff_bias) {
   const int64_t filters = g_.out_channels, channels = g_.in_channels;
-  const int filters_per_block = filter_block(filters), taps_per_block = tap_block(filters_per_block);
-  const int64_t filter_blocks = (filters + filters_per_block - 1) / filters_per_block;
-  const int64_t padded_filters = filter_blocks * filters_per_block;
+  const int taps_per_block = tap_block(int(filters));
   const int64_t taps = g_.window_height * g_.window_width * channels;
   const int64_t padded_taps = (taps + taps_per_block - 1) / taps_per_block * taps_per_block;
   const int64_t groups = (g_.batch + group_images_ - 1) / group_images_;
   const bool activates = activation_.kind != Activation::linear;
-  // Per thread: sums [padded_taps][padded_filters], then the bias's [filters].
-  const int64_t sums_per_thread = padded_taps * padded_filters + filters;
+  // Per thread: sums [padded_taps][filters], then the bias's [filters].
+  const int64_t sums_per_thread = (padded_taps + 1) * filters;
   const int threads = std::min(max_threads(), int(threads_.size()));
   std::vector<Floats> sums(size_t(threads * sums_per_thread), Floats{});
 #pragma omp parallel num_threads(threads)
@@ -408,14 +405,14 @@ void FewChannelConv2DKernel::weight_gradients(const Element* src, const Element*
     ThreadState& thread = threads_[size_t(thread_number())];
     Floats* own = sums.data() + thread_number() * sums_per_thread;
     PaddedPlanes in(g_);
-    GradientPlanes dy(g_, padded_filters);
+    GradientPlanes dy(g_);
     // Tap (ky, kx, c) is tap ((ky * KW) + kx) * C + c, as Keras orders the kernel; a padding
     // tap reads tap 0 into sums nobody reads.
     std::vector<int64_t> offsets(size_t(padded_taps), 0);
     for (int64_t ky = 0; ky < g_.window_height; ++ky)
       for (int64_t kx = 0; kx < g_.window_width; ++kx)
         for (int64_t c = 0; c < channels; ++c) offsets[size_t((ky * g_.window_width + kx) * channels + c)] = in.tap_offset(ky, kx, c);
-    const Accumulate accumulate = accumulate_by_filter_block[size_t(filters_per_block - 1)];
+    const Accumulate accumulate = accumulate_by_filters[size_t(filters - 1)];
 #pragma omp for schedule(static)
     for (int64_t group = 0; group < groups; ++group) {
       const int64_t first = group * group_images_, images = std::min(group_images_, g_.batch - first);
@@ -428,12 +425,8 @@ void FewChannelConv2DKernel::weight_gradients(const Element* src, const Element*
       }
       for (int64_t n = first; n < first + images; ++n) {
         in.gather(src, n);
-        dy.gather(gradients + (n - first) * image_outputs_, own + padded_taps * padded_filters);
-        for (int64_t t0 = 0; t0 < padded_taps; t0 += taps_per_block) {
-          for (int64_t f0 = 0; f0 < padded_filters; f0 += filters_per_block) {
-            accumulate(in, dy, offsets.data() + t0, f0, own + t0 * padded_filters + f0, padded_filters);
-          }
-        }
+        dy.gather(gradients + (n - first) * image_outputs_, own + padded_taps * filters);
+        for (int64_t t0 = 0; t0 < padded_taps; t0 += taps_per_block) accumulate(in, dy, offsets.data() + t0, own + t0 * filters);
       }
     }
   }
@@ -443,9 +436,9 @@ void FewChannelConv2DKernel::weight_gradients(const Element* src, const Element*
   for (int thread = 0; thread < threads; ++thread) {
     const Floats* own = sums.data() + thread * sums_per_thread;
     for (int64_t tap = 0; tap < taps; ++tap) {
-      for (int64_t f = 0; f < filters; ++f) keras_gradients_[size_t(tap * filters + f)] += vectors::sum(own[tap * padded_filters + f]);
+      for (int64_t f = 0; f < filters; ++f) keras_gradients_[size_t(tap * filters + f)] += vectors::sum(own[tap * filters + f]);
     }
-    for (int64_t f = 0; f < filters; ++f) bias[size_t(f)] += vectors::sum(own[padded_taps * padded_filters + f]);
+    for (int64_t f = 0; f < filters; ++f) bias[size_t(f)] += vectors::sum(own[padded_taps * filters + f]);
   }
   if (use_bias_ && diff_bias != nullptr) std::copy(bias.begin(), bias.end(), diff_bias);
 }

@@ -71,7 +71,7 @@ void permute(const Floats (&in)[F], const Shuffles& shuffles, Floats (&out)[F]) 
     for (size_t p = 0; p < shuffles[j].size(); ++p) {
       const vectors::Ints source = load<vectors::Ints>(shuffles[j][p].data());
       const Floats& second = in[std::min<size_t>(2 * p + 1, F - 1)];  // the last of an odd F: itself
-      values = source >= 0 ? __builtin_shuffle(in[2 * p], second, source) : values;
+      values = source >= 0 ? vectors::shuffle(in[2 * p], second, source) : values;
     }
     out[j] = values;
   }

@@ -49,6 +49,22 @@ inline void store_floats(uint16_t* to, Floats v) {
   store(to, __builtin_convertvector(reinterpret_cast<Uints>(rounded_to_bfloat16(v)) >> 16, Shorts));
 }
 
+/// Lane l of the result is lane index[l] of a's and b's 32 lanes (0-15 a's, 16-31 b's; taken
+/// modulo 32): one vpermt2ps. GCC's builtin takes indices known only at run time; Clang's
+/// (the sanitizer builds') needs constants, so there it goes lane by lane.
+inline Floats shuffle(const Floats& a, const Floats& b, const Ints& index) {
+#if defined(__clang__)
+  Floats result;
+  for (int64_t lane = 0; lane < lanes; ++lane) {
+    const int32_t source = index[lane] & 31;
+    result[lane] = source < lanes ? a[source] : b[source - lanes];
+  }
+  return result;
+#else
+  return __builtin_shuffle(a, b, index);
+#endif
+}
+
 /// The sum of `v`'s lanes.
 inline float sum(const Floats& v) {
   float total = 0;

@@ -12,31 +12,6 @@ namespace tenfold::kernels {
 
 namespace {
 
-/// Calls visit(output_pixel, input_pixel, position, first) for every input pixel of every
-/// window, pixels as indices into [N*OH*OW] and [N*H*W], padding skipped; `first` for the
-/// first pixel of a window.
-template <typename Visit>
-void for_each_window_pixel(const WindowGeometry& g, Visit visit) {
-  // Images in parallel: the windows of one image read and write only that image's pixels.
-#pragma omp parallel for schedule(static)
-  for (int64_t n = 0; n < g.batch; ++n)
-    for (int64_t oh = 0; oh < g.out_height; ++oh)
-      for (int64_t ow = 0; ow < g.out_width; ++ow) {
-        const int64_t out = (n * g.out_height + oh) * g.out_width + ow;
-        bool first = true;
-        for (int64_t kh = 0; kh < g.window_height; ++kh) {
-          const int64_t ih = oh * g.stride_height + kh - g.pad_top;
-          if (ih < 0 || ih >= g.in_height) continue;
-          for (int64_t kw = 0; kw < g.window_width; ++kw) {
-            const int64_t iw = ow * g.stride_width + kw - g.pad_left;
-            if (iw < 0 || iw >= g.in_width) continue;
-            visit(out, (n * g.in_height + ih) * g.in_width + iw, uint8_t(kh * g.window_width + kw), first);
-            first = false;
-          }
-        }
-      }
-}
-
 /// Zeroes diff_src when some input rows or columns lie in no window (a 5-wide input under
 /// 2-wide valid windows): the loops below write only the pixels windows cover.
 template <typename Value>
@@ -96,6 +71,11 @@ Floats as_destination(Floats v) {
 /// A window's part inside the image: its rows [first_row, end_row) and columns [first_column,
 /// end_column); its pixel (0, 0) is input element `corner` (channel 0; negative in padding).
 struct Window {
+  /// The input element of channel 0 of the window's pixel (kh, kw).
+  int64_t element(const WindowGeometry& g, int64_t kh, int64_t kw) const {
+    return corner + (kh * g.in_width + kw) * g.in_channels;
+  }
+
   int64_t corner, first_row, end_row, first_column, end_column;
 };
 
@@ -132,8 +112,7 @@ inline void keep_greater(Floats value, int8_t position, Floats& best, Bytes& whe
 template <typename Destination, typename Source>
 void window_max(const WindowGeometry& g, const Source* src, const Window& window, int64_t c, Floats& best,
                 Bytes& where) {
-  const int64_t input_row = g.in_width * g.in_channels, channels = g.in_channels;
-  auto at = [&](int64_t kh, int64_t kw) { return src + (window.corner + kh * input_row + kw * channels + c); };
+  auto at = [&](int64_t kh, int64_t kw) { return src + (window.element(g, kh, kw) + c); };
   best = as_destination<Destination>(load_floats(at(window.first_row, window.first_column)));
   where = Bytes{} + int8_t(window.first_row * g.window_width + window.first_column);
   for (int64_t kh = window.first_row; kh < window.end_row; ++kh) {
@@ -228,8 +207,8 @@ void take_greater(const Source* value, uint8_t position, Destination* best, uint
 template <typename Gradient, typename Target>
 void route_window(const WindowGeometry& g, const Gradient* gradient, const uint8_t* where, const Window& window,
                   Target* diff_src) {
-  const int64_t input_row = g.in_width * g.in_channels, channels = g.in_channels, rest = scalar_start(channels);
-  auto at = [&](int64_t kh, int64_t kw) { return diff_src + (window.corner + kh * input_row + kw * channels); };
+  const int64_t channels = g.in_channels, rest = scalar_start(channels);
+  auto at = [&](int64_t kh, int64_t kw) { return diff_src + window.element(g, kh, kw); };
   for (int64_t c = 0; c < rest; c += lanes) {
     const Floats value = load_floats(gradient + c);
     const Bytes positions = load<Bytes>(where + c);
@@ -256,11 +235,17 @@ void max_forward(const WindowGeometry& g, const Source* src, Destination* dst, u
   const int64_t begin = scalar_start(channels);
   if (begin > 0) max_forward_in_vectors(g, src, dst, argmax, begin);
   if (begin == channels) return;
-  for_each_window_pixel(g, [&](int64_t out, int64_t in, uint8_t position, bool first) {
-    if (first) {
-      take_first(src + in * channels, position, dst + out * channels, argmax + out * channels, begin, channels);
-    } else {
-      take_greater(src + in * channels, position, dst + out * channels, argmax + out * channels, begin, channels);
+  for_each_window(g, [&](int64_t out, const Window& window) {
+    for (int64_t kh = window.first_row; kh < window.end_row; ++kh) {
+      for (int64_t kw = window.first_column; kw < window.end_column; ++kw) {
+        const Source* value = src + window.element(g, kh, kw);
+        const uint8_t position = uint8_t(kh * g.window_width + kw);
+        if (kh == window.first_row && kw == window.first_column) {
+          take_first(value, position, dst + out, argmax + out, begin, channels);
+        } else {
+          take_greater(value, position, dst + out, argmax + out, begin, channels);
+        }
+      }
     }
   });
 }

@@ -8,11 +8,8 @@
 #include "core/error.h"
 #include "kernels/bfloat16.h"
 #include "kernels/onednn/conv2d.h"
+#include "kernels/threads.h"
 #include "kernels/vectors.h"
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace tenfold::kernels {
 
@@ -264,22 +261,6 @@ constexpr std::array<Accumulate, sizeof...(I)> accumulate_table(std::index_seque
 /// [filters - 1]
 constexpr std::array<Accumulate, max_direct_gradient_filters> accumulate_by_filters =
     accumulate_table(std::make_index_sequence<max_direct_gradient_filters>());
-
-int thread_number() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
-
-int max_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 
 // The activation runs on a group of images' output while it is in the L2 cache: on the whole
 // output (LeNet's 9.6 MB) each pass costs a trip to memory.

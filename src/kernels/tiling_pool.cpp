@@ -45,9 +45,11 @@ To converted(From value) {
 // 1 thread: max forward 9.4 ms, now 6.1; backward 13.5, now 5.4-6.8): once inlined it checks
 // the pointers for overlap and takes 4 lanes, or 32 and the scalar rest. Bfloat16 one by one
 // made the recipe's fused Conv2D+MaxPooling2D forward 1.6x its float32 time.
+using vectors::as_destination;
 using vectors::Bytes;
 using vectors::Floats;
 using vectors::Ints;
+using vectors::keep_greater;
 using vectors::lanes;
 using vectors::load;
 using vectors::load_floats;
@@ -56,17 +58,6 @@ using vectors::store_floats;
 
 /// The channels the loops below take one by one: those past the last full vector.
 int64_t scalar_start(int64_t channels) { return channels / lanes * lanes; }
-
-/// `v` as `Destination` holds it: float32, or rounded to bfloat16 (compared once rounded, as
-/// take_greater does).
-template <typename Destination>
-Floats as_destination(Floats v) {
-  if constexpr (std::is_same_v<Destination, float>) {
-    return v;
-  } else {
-    return vectors::rounded_to_bfloat16(v);
-  }
-}
 
 /// A window's part inside the image: its rows [first_row, end_row) and columns [first_column,
 /// end_column); its pixel (0, 0) is input element `corner` (channel 0; negative in padding).
@@ -97,14 +88,6 @@ void for_each_window(const WindowGeometry& g, Visit visit) {
       }
     }
   }
-}
-
-/// best and where take value and position in the lanes where value is greater.
-inline void keep_greater(Floats value, int8_t position, Floats& best, Bytes& where) {
-  const Ints greater = value > best;  // -1 or 0 per lane
-  best = greater ? value : best;
-  const Bytes taken = __builtin_convertvector(greater, Bytes);
-  where = (where & ~taken) | ((Bytes{} + position) & taken);
 }
 
 /// The maximum of channels [c, c + 16) over `window` of `src`, and its position: pixels count

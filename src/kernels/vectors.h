@@ -1,9 +1,11 @@
 #pragma once
 // Explicit 16-lane vectors (GCC vector extensions: a float one is one AVX-512 register) for the
-// kernels whose loops GCC does not vectorize well by itself: few_channel_conv.cpp (sums kept in
-// registers across the taps), tiling_pool.cpp (16-channel pixels).
+// kernels whose loops GCC does not vectorize well by itself: few_channel_conv.cpp and
+// conv_max_pool.cpp (sums kept in registers across the taps), tiling_pool.cpp (16-channel
+// pixels).
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace tenfold::kernels::vectors {
 
@@ -39,14 +41,43 @@ inline Floats load_floats(const uint16_t* from) {
 inline Floats rounded_to_bfloat16(Floats v) {
   const Uints bits = reinterpret_cast<Uints>(v);
   const Uints rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
-  const Uints nan = (bits & 0x7fffffffu) > 0x7f800000u;
-  return reinterpret_cast<Floats>((nan ? bits | 0x400000u : rounded) & 0xffff0000u);
+  // The comparison inside the selection: GCC then blends under its mask (kept as a vector of
+  // -1 and 0, it spent three instructions making and testing that vector).
+  return reinterpret_cast<Floats>(((bits & 0x7fffffffu) > 0x7f800000u ? bits | 0x400000u : rounded) & 0xffff0000u);
 }
 
 /// Stores `v` as float32, or as bfloat16 rounded to nearest even (NaN stays NaN).
 inline void store_floats(float* to, Floats v) { store(to, v); }
 inline void store_floats(uint16_t* to, Floats v) {
   store(to, __builtin_convertvector(reinterpret_cast<Uints>(rounded_to_bfloat16(v)) >> 16, Shorts));
+}
+
+/// `v` as `Destination` (float, or bfloat16 bits) holds it: float32 as it is, or rounded to
+/// bfloat16. Max pooling into bfloat16 compares values once rounded, as when a bfloat16
+/// convolution's output is pooled: the first of values equal once rounded wins.
+template <typename Destination>
+Floats as_destination(Floats v) {
+  if constexpr (std::is_same_v<Destination, float>) {
+    return v;
+  } else {
+    return rounded_to_bfloat16(v);
+  }
+}
+
+/// A max pooling window's running maximum: best and where take value and position in the lanes
+/// where value is greater (the first of equal values stays).
+inline void keep_greater(Floats value, int8_t position, Floats& best, Bytes& where) {
+  const Ints greater = value > best;  // -1 or 0 per lane
+  best = greater ? value : best;
+  const Bytes taken = __builtin_convertvector(greater, Bytes);
+  where = (where & ~taken) | ((Bytes{} + position) & taken);
+}
+
+/// Stores `v`, whose values the destination's type holds exactly (as_destination's): bfloat16
+/// without rounding again.
+inline void store_exact(float* to, Floats v) { store(to, v); }
+inline void store_exact(uint16_t* to, Floats v) {
+  store(to, __builtin_convertvector(reinterpret_cast<Uints>(v) >> 16, Shorts));
 }
 
 /// Lane l of the result is lane index[l] of a's and b's 32 lanes (0-15 a's, 16-31 b's; taken

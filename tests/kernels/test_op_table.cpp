@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "kernels/bfloat16.h"
+#include "kernels/conv_max_pool.h"
 #include "kernels/few_channel_conv.h"
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/conv2d.h"
@@ -593,6 +594,117 @@ TEST_F(OpTable, Bfloat16FewChannelConv2DMatchesReference) {
     ++checked;
   }
   EXPECT_GE(checked, 12);
+}
+
+// ---- A first layer's Conv2D, its activation and a 2x2 max pooling in one pass
+// (ConvMaxPoolKernel), against the reference's convolution, activation and pooling.
+
+struct ConvMaxPoolRow {
+  ConvRow conv;
+  int64_t size;  // odd sizes leave a row and a column of the convolution output outside the windows
+};
+
+const ConvMaxPoolRow conv_max_pool_rows[] = {
+    {{3, 1, Padding::valid, 1, 32, true, Activation::relu}, 28},  // the recipe's
+    {{3, 1, Padding::same, 3, 32, true, Activation::relu}, 9},
+    {{5, 1, Padding::same, 1, 48, true, Activation::linear}, 12},  // two vectors of filters, then one
+    {{5, 1, Padding::valid, 4, 16, true, Activation::relu}, 11},
+    {{1, 1, Padding::valid, 2, 64, true, Activation::relu}, 8},
+};
+
+WindowGeometry pooling_2x2(const WindowGeometry& conv) {
+  return make_window_geometry(conv.batch, conv.out_height, conv.out_width, conv.out_channels, conv.out_channels, 2, 2,
+                              2, 2, Padding::valid, 1, 1, 1);
+}
+
+/// The reference's pooled output and gradients (dx left empty), the pre-activation rounded to
+/// bfloat16 when `round_pre_activation`.
+ConvReference reference_conv_max_pool(const ConvRow& row, const WindowGeometry& conv, const std::vector<float>& x,
+                                      const std::vector<float>& kernel, const std::vector<float>& bias,
+                                      const std::vector<float>& upstream, bool round_pre_activation) {
+  const WindowGeometry pool = pooling_2x2(conv);
+  const size_t conv_count = size_t(conv.batch * conv.out_height * conv.out_width * conv.out_channels);
+  std::vector<float> pre(conv_count), activated(conv_count), dactivated(conv_count), dpre(conv_count);
+  ConvReference expected{std::vector<float>(upstream.size()), {}, std::vector<float>(kernel.size()),
+                         std::vector<float>(bias.size())};
+  reference::conv2d_forward<float>(conv, x.data(), kernel.data(), bias.data(), pre.data());
+  if (round_pre_activation) pre = rounded(pre);
+  reference::activation_forward<float>(row.activation, 1, int64_t(conv_count), pre.data(), activated.data());
+  reference::pool_forward<float>(reference::PoolKind::max, pool, activated.data(), expected.y.data());
+  reference::pool_backward<float>(reference::PoolKind::max, pool, activated.data(), upstream.data(), dactivated.data());
+  reference::activation_backward<float>(row.activation, 1, int64_t(conv_count), pre.data(), activated.data(),
+                                        dactivated.data(), dpre.data());
+  reference::conv2d_backward<float>(conv, x.data(), kernel.data(), dpre.data(), nullptr, expected.dkernel.data(),
+                                    expected.dbias.data());
+  return expected;
+}
+
+/// Batches of 2 and 5 images (threads then share the images unevenly), in `dtype`.
+void check_conv_max_pool_rows(DType dtype) {
+  const bool in_bfloat16 = dtype == DType::bfloat16;
+  for (const ConvMaxPoolRow& row : conv_max_pool_rows) {
+    for (int64_t batch : {2, 5}) {
+      SCOPED_TRACE(row.conv.name() + " + MaxPooling2D " + std::to_string(batch) + "x" + std::to_string(row.size));
+      const WindowGeometry conv = row.conv.geometry(batch, row.size), pool = pooling_2x2(conv);
+      ASSERT_TRUE(ConvMaxPoolKernel::handles(conv, pool, row.conv.activation, false));
+      const size_t out_count = size_t(batch * pool.out_height * pool.out_width * pool.out_channels);
+      const int64_t taps = row.conv.kernel * row.conv.kernel * row.conv.channels;
+      auto values = [&](size_t count, uint64_t seed) {
+        auto floats = to_floats(random_values(count, seed));
+        return in_bfloat16 ? rounded(floats) : floats;
+      };
+      auto x = values(size_t(batch * row.size * row.size * row.conv.channels), 1);
+      auto kernel = values(size_t(taps * row.conv.filters), 2);
+      auto bias = to_floats(random_values(size_t(row.conv.filters), 3));
+      auto upstream = values(out_count, 4);
+      const ConvReference expected = reference_conv_max_pool(row.conv, conv, x, kernel, bias, upstream, in_bfloat16);
+
+      onednn::OnednnWeightLayout layout = conv_layout(conv);
+      auto native_kernel = to_native(layout, kernel);
+      ConvMaxPoolKernel conv_max_pool(conv, pool, row.conv.activation, true, layout.native_desc(), dtype);
+      std::vector<uint8_t> argmax(out_count);
+      std::vector<float> y(out_count), dy = upstream, dnative(native_kernel.size()), dbias(bias.size());
+      std::vector<bfloat16> y16(out_count), dy16 = to_bfloat16s(upstream);
+      void* output = in_bfloat16 ? static_cast<void*>(y16.data()) : y.data();
+      conv_max_pool.forward(x.data(), native_kernel.data(), bias.data(), output, argmax.data());
+      if (in_bfloat16) y = widened(y16);
+      const int64_t pixels = batch * conv.out_height * conv.out_width;
+      EXPECT_TRUE(all_close(y, as_doubles(expected.y), in_bfloat16 ? bfloat16_rtol : rtol,
+                            in_bfloat16 ? bfloat16_atol(taps) : sum_atol(taps))) << "forward";
+      conv_max_pool.backward_weights(x.data(), output, in_bfloat16 ? static_cast<void*>(dy16.data()) : dy.data(),
+                                     argmax.data(), dnative.data(), dbias.data());
+      const double gradient_rtol = in_bfloat16 ? bfloat16_rtol : rtol;
+      const double gradient_atol = in_bfloat16 ? bfloat16_atol(pixels) : std::max(1e-4, sum_atol(pixels));
+      EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected.dkernel), gradient_rtol,
+                            gradient_atol)) << "dkernel";
+      EXPECT_TRUE(all_close(dbias, as_doubles(expected.dbias), gradient_rtol, gradient_atol)) << "dbias";
+    }
+  }
+}
+
+TEST_F(OpTable, ConvMaxPoolMatchesReference) { check_conv_max_pool_rows(DType::float32); }
+
+TEST_F(OpTable, Bfloat16ConvMaxPoolMatchesReference) {
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
+  check_conv_max_pool_rows(DType::bfloat16);
+}
+
+// What it does not take: the chunked fused step (layers/fusion.cpp) runs those.
+TEST_F(OpTable, ConvMaxPoolTakesFirstLayersOfWholeFilterVectorsOnly) {
+  const ConvRow recipe{3, 1, Padding::valid, 1, 32, true, Activation::relu};
+  const WindowGeometry conv = recipe.geometry(4, 28), pool = pooling_2x2(conv);
+  EXPECT_TRUE(ConvMaxPoolKernel::handles(conv, pool, Activation::relu, false));
+  EXPECT_FALSE(ConvMaxPoolKernel::handles(conv, pool, Activation::relu, true));  // an input gradient
+  EXPECT_FALSE(ConvMaxPoolKernel::handles(conv, pool, Activation::tanh, false));
+  EXPECT_FALSE(ConvMaxPoolKernel::handles(conv, pool, parse_activation("relu6"), false));
+  auto other_conv = [&](ConvRow row) { return ConvMaxPoolKernel::handles(row.geometry(4, 28), pool, Activation::relu, false); };
+  EXPECT_FALSE(other_conv({3, 1, Padding::valid, 1, 24, true, Activation::relu}));  // 24 filters
+  EXPECT_FALSE(other_conv({3, 1, Padding::valid, 5, 32, true, Activation::relu}));  // 5 channels
+  EXPECT_FALSE(other_conv({3, 2, Padding::valid, 1, 32, true, Activation::relu}));  // strides 2
+  const WindowGeometry three = make_window_geometry(4, 26, 26, 32, 32, 3, 3, 3, 3, Padding::valid, 1, 1, 1);
+  EXPECT_FALSE(ConvMaxPoolKernel::handles(conv, three, Activation::relu, false));
+  const WindowGeometry padded = make_window_geometry(4, 25, 25, 32, 32, 2, 2, 2, 2, Padding::same, 1, 1, 1);
+  EXPECT_FALSE(ConvMaxPoolKernel::handles(recipe.geometry(4, 27), padded, Activation::relu, false));
 }
 
 class Bfloat16DenseRows : public OpTable, public ::testing::WithParamInterface<DenseRow> {};

@@ -256,6 +256,8 @@ void ConvMaxPoolKernel::backward_in(const float* src, const Element* dst, const 
                 Floats gradient[V], routed[4][V];
                 gradients.template route<V>((py * pool_.out_width + px) * filters + f0, gradient, routed);
                 for (int v = 0; v < V; ++v) bias_block[v] += gradient[v];
+                // Unrolled, so the block's sums stay in registers (GCC kept them in memory).
+#pragma GCC unroll 32
                 for (int t = 0; t < TB; ++t) {
                   for (int p = 0; p < 4; ++p) {
                     const float x = pixels.at[p][tap_offsets_[size_t(t0 + t)]];

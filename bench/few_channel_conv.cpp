@@ -1,8 +1,10 @@
-// The few-channel first-layer kernel against oneDNN's convolution on the same layer (LeNet's
-// 1 -> 6 5x5 'same' + tanh on 28x28 images by default): best forward and backward (weight
-// gradients, the activation's backward included) of --repeats calls each, in ms, one JSON line
-// per kernel and dtype, side by side in one run.
-//   tenfold-bench-few-channel [--batch 256] [--filters 6] [--kernel 5] [--repeats 20]
+// The first-layer kernels (few-channel, and direct where the filters fill whole vectors)
+// against oneDNN's convolution on the same layer (LeNet's 1 -> 6 5x5 'same' + tanh on 28x28
+// images by default): best forward and backward (weight gradients, the activation's backward
+// included) of --repeats calls each, in ms, one JSON line per kernel and dtype, side by side in
+// one run.
+//   tenfold-bench-few-channel [--batch 256] [--filters 6] [--kernel 5] [--stride 1]
+//                             [--activation tanh] [--repeats 20]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/direct_conv.h"
 #include "kernels/few_channel_conv.h"
 #include "kernels/onednn/conv2d.h"
 
@@ -53,7 +56,8 @@ void report(const char* kernel, DType dtype, std::pair<double, double> times) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t batch = 256, filters = 6, window = 5;
+  int64_t batch = 256, filters = 6, window = 5, stride = 1;
+  std::string activation_name = "tanh";
   int repeats = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
@@ -61,16 +65,25 @@ int main(int argc, char** argv) {
     if (option == "--batch") batch = value;
     if (option == "--filters") filters = value;
     if (option == "--kernel") window = value;
+    if (option == "--stride") stride = value;
+    if (option == "--activation") activation_name = argv[i + 1];
     if (option == "--repeats") repeats = int(value);
   }
+  const Activation activation = parse_activation(activation_name);
   const WindowGeometry g =
-      make_window_geometry(batch, 28, 28, 1, filters, window, window, 1, 1, Padding::same, 1, 1, 1);
+      make_window_geometry(batch, 28, 28, 1, filters, window, window, stride, stride, Padding::same, 1, 1, 1);
   const auto stored = onednn::Conv2DKernel::preferred_weights_desc(g);
   const size_t weights = stored.get_size() / sizeof(float);
   for (DType dtype : {DType::float32, DType::bfloat16}) {
-    FewChannelConv2DKernel few_channel(g, Activation::tanh, true, stored, true, dtype);
-    report("tenfold few-channel", dtype, best_times(few_channel, g, dtype, weights, repeats));
-    onednn::Conv2DKernel onednn(g, Activation::tanh, true, stored, false, dtype);
+    if (FewChannelConv2DKernel::handles(g, false)) {
+      FewChannelConv2DKernel few_channel(g, activation, true, stored, true, dtype);
+      report("tenfold few-channel", dtype, best_times(few_channel, g, dtype, weights, repeats));
+    }
+    if (DirectConv2DKernel::handles(g, activation, false)) {
+      DirectConv2DKernel direct(g, activation, true, stored, true, dtype, dtype);
+      report("tenfold direct", dtype, best_times(direct, g, dtype, weights, repeats));
+    }
+    onednn::Conv2DKernel onednn(g, activation, true, stored, false, dtype);
     report("onednn", dtype, best_times(onednn, g, dtype, weights, repeats));
   }
   return 0;

@@ -1,7 +1,7 @@
 #pragma once
 // Explicit 16-lane vectors (GCC vector extensions: a float one is one AVX-512 register) for the
 // kernels whose loops GCC does not vectorize well by itself: few_channel_conv.cpp and
-// conv_max_pool.cpp (sums kept in registers across the taps), tiling_pool.cpp (16-channel
+// direct_conv.cpp (sums kept in registers across the taps), tiling_pool.cpp (16-channel
 // pixels).
 #include <cstdint>
 #include <cstring>

@@ -1,6 +1,7 @@
 #include "layers/conv2d.h"
 
 #include "core/error.h"
+#include "kernels/direct_conv.h"
 #include "kernels/few_channel_conv.h"
 #include "kernels/onednn/conv2d.h"
 #include "kernels/onednn/weight_layout.h"
@@ -81,6 +82,13 @@ std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const Compi
   kernels::WindowGeometry g = geometry(input_shape);
   const auto& layout = static_cast<const OnednnWeightLayout&>(*kernel_layout_);
   const int64_t rows = g.batch * g.out_height * g.out_width;
+  if (kernels::DirectConv2DKernel::handles(g, activation_, options.need_input_gradient)) {
+    return std::make_unique<WeightedStep<kernels::DirectConv2DKernel>>(
+        activation_, rows, g.out_channels, weights(), options.compute_dtype, [&](kernels::Activation fused, DType dtype) {
+          return kernels::DirectConv2DKernel(g, fused, options_.use_bias, layout.native_desc(),
+                                             options.need_weight_gradients, dtype, dtype);
+        });
+  }
   if (kernels::FewChannelConv2DKernel::handles(g, options.need_input_gradient)) {
     return std::make_unique<WeightedStep<kernels::FewChannelConv2DKernel>>(
         activation_, rows, g.out_channels, weights(), options.compute_dtype, [&](kernels::Activation fused, DType dtype) {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "kernels/conv_max_pool.h"
+#include "kernels/direct_conv.h"
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/conv2d.h"
 #include "kernels/onednn/pooling.h"
@@ -191,18 +191,18 @@ class ConvMaxPoolStep : public LayerStep {
   ActivationKernel activation_;
 };
 
-/// A first layer's Conv2D + MaxPooling2D that kernels/conv_max_pool.h computes in one pass
-/// over the batch: no convolution output is ever stored, so there are no chunks.
+/// A first layer's Conv2D + MaxPooling2D that kernels/direct_conv.h computes in one pass over
+/// the batch: no convolution output is ever stored, so there are no chunks.
 class DirectConvMaxPoolStep : public LayerStep {
  public:
   DirectConvMaxPoolStep(const layers::Conv2D& conv, const WindowGeometry& conv_geometry,
                         const WindowGeometry& pool_geometry, std::vector<Variable*> weights,
                         bool need_weight_gradients, DType output_dtype)
       : weights_(std::move(weights)),
-        need_weight_gradients_(need_weight_gradients),
         output_dtype_(output_dtype),
-        kernel_(conv_geometry, pool_geometry, conv.activation(), weights_.size() > 1,
-                static_cast<const OnednnWeightLayout&>(conv.kernel_layout()).native_desc(), output_dtype),
+        kernel_(conv_geometry, conv.activation(), weights_.size() > 1,
+                static_cast<const OnednnWeightLayout&>(conv.kernel_layout()).native_desc(), need_weight_gradients,
+                DType::float32, output_dtype, pool_geometry),
         argmax_(allocate_aligned(size_t(pool_geometry.batch * pool_geometry.out_height * pool_geometry.out_width *
                                         pool_geometry.in_channels))) {}
 
@@ -210,25 +210,23 @@ class DirectConvMaxPoolStep : public LayerStep {
   DType output_dtype() const override { return output_dtype_; }
 
   void forward(const Tensor& input, Tensor& output, bool) override {
-    kernel_.forward(input.data<float>(), weights_[0]->value().data<float>(),
-                    weights_.size() > 1 ? weights_[1]->value().data<float>() : nullptr, output.raw_data(), argmax());
+    kernel_.forward(input.raw_data(), weights_[0]->value().data<float>(), bias(), output.raw_data(), argmax());
   }
 
   void backward(const Tensor& input, const Tensor& output, Tensor& grad_output, Tensor*,
                 std::span<Tensor> weight_gradients, bool) override {
-    if (!need_weight_gradients_) return;
-    kernel_.backward_weights(input.data<float>(), output.raw_data(), grad_output.raw_data(), argmax(),
-                             weight_gradients[0].data<float>(),
-                             weights_.size() > 1 ? weight_gradients[1].data<float>() : nullptr);
+    kernel_.backward(input.raw_data(), output.raw_data(), grad_output.raw_data(), nullptr, nullptr,
+                     weight_gradients[0].data<float>(),
+                     weights_.size() > 1 ? weight_gradients[1].data<float>() : nullptr, argmax());
   }
 
  private:
+  const float* bias() const { return weights_.size() > 1 ? weights_[1]->value().data<float>() : nullptr; }
   uint8_t* argmax() { return reinterpret_cast<uint8_t*>(argmax_.get()); }
 
   std::vector<Variable*> weights_;
-  bool need_weight_gradients_;
   DType output_dtype_;
-  kernels::ConvMaxPoolKernel kernel_;
+  kernels::DirectConv2DKernel kernel_;
   std::shared_ptr<std::byte> argmax_;  // each window's maximum's position, from forward to backward
 };
 
@@ -258,7 +256,7 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
   const DType dtype = conv_dtype(conv_geometry, options.compute_dtype);
   const WindowGeometry pool_geometry = pool->geometry(conv->compute_output_shape(input_shape));
   if (dtype == DType::float32 &&
-      kernels::ConvMaxPoolKernel::handles(conv_geometry, pool_geometry, conv->activation(), options.need_input_gradient)) {
+      kernels::DirectConv2DKernel::handles(conv_geometry, pool_geometry, conv->activation(), options.need_input_gradient)) {
     return std::make_unique<DirectConvMaxPoolStep>(*conv, conv_geometry, pool_geometry, conv->weights(),
                                                    options.need_weight_gradients, options.compute_dtype);
   }

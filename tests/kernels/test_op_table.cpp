@@ -15,7 +15,7 @@
 
 #include "core/error.h"
 #include "kernels/bfloat16.h"
-#include "kernels/conv_max_pool.h"
+#include "kernels/direct_conv.h"
 #include "kernels/few_channel_conv.h"
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/conv2d.h"
@@ -596,8 +596,47 @@ TEST_F(OpTable, Bfloat16FewChannelConv2DMatchesReference) {
   EXPECT_GE(checked, 12);
 }
 
-// ---- A first layer's Conv2D, its activation and a 2x2 max pooling in one pass
-// (ConvMaxPoolKernel), against the reference's convolution, activation and pooling.
+// ---- A first layer's Conv2D direct (DirectConv2DKernel): few channels into whole vectors of
+// filters, strides 1 and 2, sizes whose rows end in a partial unit of 4 pixels.
+
+std::vector<ConvRow> direct_conv_rows() {
+  std::vector<ConvRow> rows;
+  for (const ConvRow& row : conv_rows()) {
+    if (DirectConv2DKernel::handles(row.geometry(2, 9), row.activation, !row.first_layer)) rows.push_back(row);
+  }
+  rows.push_back({3, 2, Padding::same, 1, 32, true, Activation::relu});  // strided_avgpool's first layer
+  rows.push_back({5, 1, Padding::same, 2, 48, true, Activation::linear});  // two vectors of filters, then one
+  return rows;
+}
+
+TEST_F(OpTable, DirectConv2DMatchesReference) {
+  int checked = 0;
+  for (const ConvRow& row : direct_conv_rows()) {
+    for (const auto& [batch, size] : few_channel_shapes) {
+      SCOPED_TRACE(row.name() + " " + std::to_string(batch) + "x" + std::to_string(size) + "x" + std::to_string(size));
+      check_conv_against_reference(row, size, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+        return DirectConv2DKernel(g, row.activation, true, layout.native_desc(), true, DType::float32, DType::float32);
+      }, batch);
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
+}
+
+TEST_F(OpTable, Bfloat16DirectConv2DMatchesReference) {
+  if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
+  for (const ConvRow& row : direct_conv_rows()) {
+    for (const auto& [batch, size] : few_channel_shapes) {
+      SCOPED_TRACE(row.name() + " " + std::to_string(batch) + "x" + std::to_string(size) + "x" + std::to_string(size));
+      check_bfloat16_conv_against_reference(row, row.geometry(batch, size), [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+        return DirectConv2DKernel(g, row.activation, true, layout.native_desc(), true, DType::bfloat16, DType::bfloat16);
+      });
+    }
+  }
+}
+
+// ---- The same with a 2x2 max pooling in one pass, against the reference's convolution,
+// activation and pooling.
 
 struct ConvMaxPoolRow {
   ConvRow conv;
@@ -610,6 +649,7 @@ const ConvMaxPoolRow conv_max_pool_rows[] = {
     {{5, 1, Padding::same, 1, 48, true, Activation::linear}, 12},  // two vectors of filters, then one
     {{5, 1, Padding::valid, 4, 16, true, Activation::relu}, 11},
     {{1, 1, Padding::valid, 2, 64, true, Activation::relu}, 8},
+    {{3, 2, Padding::same, 1, 32, true, Activation::relu}, 28},  // strides 2: 14x14 pooled to 7x7
 };
 
 WindowGeometry pooling_2x2(const WindowGeometry& conv) {
@@ -646,7 +686,7 @@ void check_conv_max_pool_rows(DType dtype) {
     for (int64_t batch : {2, 5}) {
       SCOPED_TRACE(row.conv.name() + " + MaxPooling2D " + std::to_string(batch) + "x" + std::to_string(row.size));
       const WindowGeometry conv = row.conv.geometry(batch, row.size), pool = pooling_2x2(conv);
-      ASSERT_TRUE(ConvMaxPoolKernel::handles(conv, pool, row.conv.activation, false));
+      ASSERT_TRUE(DirectConv2DKernel::handles(conv, pool, row.conv.activation, false));
       const size_t out_count = size_t(batch * pool.out_height * pool.out_width * pool.out_channels);
       const int64_t taps = row.conv.kernel * row.conv.kernel * row.conv.channels;
       auto values = [&](size_t count, uint64_t seed) {
@@ -661,7 +701,8 @@ void check_conv_max_pool_rows(DType dtype) {
 
       onednn::OnednnWeightLayout layout = conv_layout(conv);
       auto native_kernel = to_native(layout, kernel);
-      ConvMaxPoolKernel conv_max_pool(conv, pool, row.conv.activation, true, layout.native_desc(), dtype);
+      DirectConv2DKernel conv_max_pool(conv, row.conv.activation, true, layout.native_desc(), true, DType::float32,
+                                        dtype, pool);
       std::vector<uint8_t> argmax(out_count);
       std::vector<float> y(out_count), dy = upstream, dnative(native_kernel.size()), dbias(bias.size());
       std::vector<bfloat16> y16(out_count), dy16 = to_bfloat16s(upstream);
@@ -671,8 +712,8 @@ void check_conv_max_pool_rows(DType dtype) {
       const int64_t pixels = batch * conv.out_height * conv.out_width;
       EXPECT_TRUE(all_close(y, as_doubles(expected.y), in_bfloat16 ? bfloat16_rtol : rtol,
                             in_bfloat16 ? bfloat16_atol(taps) : sum_atol(taps))) << "forward";
-      conv_max_pool.backward_weights(x.data(), output, in_bfloat16 ? static_cast<void*>(dy16.data()) : dy.data(),
-                                     argmax.data(), dnative.data(), dbias.data());
+      conv_max_pool.backward(x.data(), output, in_bfloat16 ? static_cast<void*>(dy16.data()) : dy.data(), nullptr,
+                             nullptr, dnative.data(), dbias.data(), argmax.data());
       const double gradient_rtol = in_bfloat16 ? bfloat16_rtol : rtol;
       const double gradient_atol = in_bfloat16 ? bfloat16_atol(pixels) : std::max(1e-4, sum_atol(pixels));
       EXPECT_TRUE(all_close(to_keras(layout, dnative, kernel.size()), as_doubles(expected.dkernel), gradient_rtol,
@@ -690,21 +731,21 @@ TEST_F(OpTable, Bfloat16ConvMaxPoolMatchesReference) {
 }
 
 // What it does not take: the chunked fused step (layers/fusion.cpp) runs those.
-TEST_F(OpTable, ConvMaxPoolTakesFirstLayersOfWholeFilterVectorsOnly) {
+TEST_F(OpTable, DirectConv2DTakesFirstLayersOfWholeFilterVectorsOnly) {
   const ConvRow recipe{3, 1, Padding::valid, 1, 32, true, Activation::relu};
   const WindowGeometry conv = recipe.geometry(4, 28), pool = pooling_2x2(conv);
-  EXPECT_TRUE(ConvMaxPoolKernel::handles(conv, pool, Activation::relu, false));
-  EXPECT_FALSE(ConvMaxPoolKernel::handles(conv, pool, Activation::relu, true));  // an input gradient
-  EXPECT_FALSE(ConvMaxPoolKernel::handles(conv, pool, Activation::tanh, false));
-  EXPECT_FALSE(ConvMaxPoolKernel::handles(conv, pool, parse_activation("relu6"), false));
-  auto other_conv = [&](ConvRow row) { return ConvMaxPoolKernel::handles(row.geometry(4, 28), pool, Activation::relu, false); };
+  EXPECT_TRUE(DirectConv2DKernel::handles(conv, pool, Activation::relu, false));
+  EXPECT_FALSE(DirectConv2DKernel::handles(conv, pool, Activation::relu, true));  // an input gradient
+  EXPECT_FALSE(DirectConv2DKernel::handles(conv, pool, Activation::tanh, false));
+  EXPECT_FALSE(DirectConv2DKernel::handles(conv, pool, parse_activation("relu6"), false));
+  auto other_conv = [&](ConvRow row) { return DirectConv2DKernel::handles(row.geometry(4, 28), pool, Activation::relu, false); };
   EXPECT_FALSE(other_conv({3, 1, Padding::valid, 1, 24, true, Activation::relu}));  // 24 filters
   EXPECT_FALSE(other_conv({3, 1, Padding::valid, 5, 32, true, Activation::relu}));  // 5 channels
-  EXPECT_FALSE(other_conv({3, 2, Padding::valid, 1, 32, true, Activation::relu}));  // strides 2
+  EXPECT_FALSE(other_conv({3, 1, Padding::valid, 1, 32, true, Activation::relu, 2}));  // dilated
   const WindowGeometry three = make_window_geometry(4, 26, 26, 32, 32, 3, 3, 3, 3, Padding::valid, 1, 1, 1);
-  EXPECT_FALSE(ConvMaxPoolKernel::handles(conv, three, Activation::relu, false));
+  EXPECT_FALSE(DirectConv2DKernel::handles(conv, three, Activation::relu, false));
   const WindowGeometry padded = make_window_geometry(4, 25, 25, 32, 32, 2, 2, 2, 2, Padding::same, 1, 1, 1);
-  EXPECT_FALSE(ConvMaxPoolKernel::handles(recipe.geometry(4, 27), padded, Activation::relu, false));
+  EXPECT_FALSE(DirectConv2DKernel::handles(recipe.geometry(4, 27), padded, Activation::relu, false));
 }
 
 class Bfloat16DenseRows : public OpTable, public ::testing::WithParamInterface<DenseRow> {};

@@ -1,0 +1,372 @@
+#include "kernels/direct_conv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/error.h"
+#include "kernels/bfloat16.h"
+#include "kernels/onednn/conv2d.h"
+#include "kernels/threads.h"
+#include "kernels/vectors.h"
+
+namespace tenfold::kernels {
+
+namespace {
+
+using vectors::as_destination;
+using vectors::Bytes;
+using vectors::Floats;
+using vectors::Ints;
+using vectors::keep_greater;
+using vectors::lanes;
+using vectors::load;
+using vectors::load_floats;
+using vectors::store;
+
+constexpr int64_t max_in_channels = 4;
+constexpr int64_t unit_pixels = 4;
+
+// Filters go two vectors at a time (a unit's 8 sums in flight keep both FMA units busy), and
+// a last one alone.
+constexpr int max_vectors = 2;
+
+/// Taps whose weight-gradient sums stay in registers for V vectors of filters: the sums, the
+/// unit's gradient at each of its 4 pixels per vector and an input in AVX-512's 32 registers
+/// (9 for two vectors: a 3x3 kernel in one block).
+constexpr int tap_block(int V) { return (26 - 4 * V) / V; }
+constexpr int64_t max_tap_block = tap_block(1);
+
+/// run(std::integral_constant<int, V>{}) for the filters from some f0, `remaining` of them: two
+/// vectors, or one for a last 16.
+template <typename Run>
+void with_vector_count(int64_t remaining, Run run) {
+  if (remaining >= max_vectors * lanes) {
+    run(std::integral_constant<int, max_vectors>{});
+  } else {
+    run(std::integral_constant<int, 1>{});
+  }
+}
+
+/// A unit's 4 output pixels' first input elements (tap 0) in the padded image.
+struct UnitPixels {
+  UnitPixels(const float* first, const int64_t (&offsets)[unit_pixels])
+      : at{first + offsets[0], first + offsets[1], first + offsets[2], first + offsets[3]} {}
+  const float* at[unit_pixels];
+};
+
+template <int V>
+struct UnitSums {
+  Floats at[unit_pixels][V];
+};
+
+/// The convolution at the unit's pixels for filters [16 v, 16 v + 16), v < V, from `weights`
+/// ([taps] rows `filters` apart) and `bias`. (Inlined and returned by value, the sums stay in
+/// registers: written through a pointer GCC stored them at every tap.)
+template <int V>
+[[gnu::always_inline]] inline UnitSums<V> convolve_unit(const UnitPixels& pixels, const int64_t* offsets, int64_t taps,
+                                                        const float* weights, int64_t filters, const float* bias) {
+  UnitSums<V> sums;
+  for (int v = 0; v < V; ++v) {
+    const Floats b = load(bias + v * lanes);
+    for (int p = 0; p < unit_pixels; ++p) sums.at[p][v] = b;
+  }
+  for (int64_t t = 0; t < taps; ++t) {
+    Floats w[V];
+    for (int v = 0; v < V; ++v) w[v] = load(weights + t * filters + v * lanes);
+    for (int p = 0; p < unit_pixels; ++p) {
+      const float x = pixels.at[p][offsets[t]];  // broadcast by the product
+      for (int v = 0; v < V; ++v) sums.at[p][v] += x * w[v];
+    }
+  }
+  return sums;
+}
+
+/// relu's max(x, `floor`) (0, or -infinity for no activation); NaN stays.
+Floats activated(Floats x, float floor) { return x < floor ? Floats{} + floor : x; }
+
+/// The first `count` pixels' outputs, `filters` apart.
+template <int V, typename Element>
+void store_pixels(const UnitSums<V>& sums, float floor, int64_t count, int64_t filters, Element* dst) {
+  for (int64_t p = 0; p < count; ++p) {
+    for (int v = 0; v < V; ++v) vectors::store_floats(dst + p * filters + v * lanes, activated(sums.at[p][v], floor));
+  }
+}
+
+/// The pooling window's maximum of the 4 pixels' sums (compared as Element holds them), then
+/// the activation, and its argmax. relu once on the maximum equals relu on each pixel first;
+/// only the argmax of a window whose 4 values are all <= 0 differs, and there relu's gradient
+/// is 0.
+template <int V, typename Element>
+void store_pooled(const UnitSums<V>& sums, float floor, Element* dst, uint8_t* argmax) {
+  for (int v = 0; v < V; ++v) {
+    Floats best = as_destination<Element>(sums.at[0][v]);
+    Bytes where{};
+    for (int p = 1; p < unit_pixels; ++p) keep_greater(as_destination<Element>(sums.at[p][v]), int8_t(p), best, where);
+    vectors::store_exact(dst + v * lanes, activated(best, floor));
+    store(argmax + v * lanes, where);
+  }
+}
+
+/// The output's gradient, and where it goes, for one image.
+template <typename Element>
+struct OutputGradients {
+  const Element* dst;
+  const Element* diff_dst;
+  const uint8_t* argmax;  // pooled; null unpooled
+  bool relu;
+  int64_t filters;
+
+  /// The gradient before the activation (relu's derivative from the output) at each of the
+  /// unit's pixels, filters [16 v, 16 v + 16) from `out`: pooled, the window's at its argmax
+  /// and 0 elsewhere; unpooled, each of the first `count` pixels' own, 0 past them. Adds what
+  /// the unit contributes to the bias's gradient into bias_sums.
+  template <int V>
+  void route(int64_t out, int64_t count, Floats (&routed)[unit_pixels][V], Floats (&bias_sums)[V]) const {
+    auto gradient_at = [&](int64_t at) {
+      const Floats gradient = load_floats(diff_dst + at);
+      return relu ? (load_floats(dst + at) > 0 ? gradient : Floats{}) : gradient;
+    };
+    for (int v = 0; v < V; ++v) {
+      if (argmax != nullptr) {
+        const Floats gradient = gradient_at(out + v * lanes);
+        bias_sums[v] += gradient;
+        const Bytes where = load<Bytes>(argmax + out + v * lanes);
+        for (int p = 0; p < unit_pixels; ++p) {
+          routed[p][v] = __builtin_convertvector(where == int8_t(p), Ints) ? gradient : Floats{};
+        }
+        continue;
+      }
+      for (int p = 0; p < unit_pixels; ++p) {
+        routed[p][v] = p < count ? gradient_at(out + p * filters + v * lanes) : Floats{};
+        bias_sums[v] += routed[p][v];
+      }
+    }
+  }
+};
+
+int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+bool DirectConv2DKernel::handles(const WindowGeometry& conv, const Activation& activation, bool need_diff_src) {
+  const bool plain_relu = activation.kind == Activation::relu && activation.alpha == 0 && std::isinf(activation.max_value);
+  return !need_diff_src && (plain_relu || activation.kind == Activation::linear) && conv.in_channels <= max_in_channels &&
+         conv.out_channels % lanes == 0 && conv.dilation_height == 1 && conv.dilation_width == 1 && conv.groups == 1;
+}
+
+bool DirectConv2DKernel::handles(const WindowGeometry& conv, const WindowGeometry& pool, const Activation& activation,
+                                 bool need_diff_src) {
+  return handles(conv, activation, need_diff_src) && pool.window_height == 2 && pool.window_width == 2 &&
+         pool.stride_height == 2 && pool.stride_width == 2 && pool.pad_top == 0 && pool.pad_left == 0 &&
+         2 * pool.out_height <= conv.out_height && 2 * pool.out_width <= conv.out_width;
+}
+
+DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activation& activation, bool use_bias,
+                                       const onednn::memory::desc& stored_weights, bool need_weight_gradients,
+                                       DType src_dtype, DType dtype, std::optional<WindowGeometry> max_pool)
+    : conv_(conv),
+      pool_(max_pool),
+      src_dtype_(src_dtype),
+      dtype_(dtype),
+      use_bias_(use_bias),
+      relu_(activation.kind == Activation::relu),
+      need_weight_gradients_(need_weight_gradients),
+      // Unpooled, a row's last unit reads past its last pixel (zeros) up to a whole unit.
+      padded_width_((round_up(conv.out_width, unit_pixels) - 1) * conv.stride_width + conv.window_width),
+      padded_rows_((conv.out_height - 1) * conv.stride_height + conv.window_height),
+      taps_(conv.window_height * conv.window_width * conv.in_channels),
+      keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(conv), dtype == DType::bfloat16),
+      keras_gradients_(size_t(taps_ * conv.out_channels)),
+      bias_gradients_(size_t(conv.out_channels)),
+      zero_bias_(size_t(conv.out_channels), 0.0f) {
+  check_argument(max_pool ? handles(conv, *max_pool, activation, false) : handles(conv, activation, false),
+                 "this Conv2D is not one DirectConv2DKernel computes");
+  const int64_t channels = conv.in_channels, right = conv.stride_width * channels;
+  const int64_t down = conv.stride_height * padded_width_ * channels;
+  const int64_t window[] = {0, right, down, down + right}, row[] = {0, right, 2 * right, 3 * right};
+  std::copy_n(pool_ ? window : row, unit_pixels, pixel_offsets_);
+  // Tap (ky, kx, c) is tap (ky * KW + kx) * C + c, as Keras orders the kernel; the backward's
+  // last block of taps reads tap 0's input into sums nobody reads.
+  tap_offsets_.assign(size_t(taps_ + max_tap_block), 0);
+  for (int64_t ky = 0; ky < conv.window_height; ++ky) {
+    for (int64_t kx = 0; kx < conv.window_width; ++kx) {
+      for (int64_t c = 0; c < channels; ++c) {
+        tap_offsets_[size_t((ky * conv.window_width + kx) * channels + c)] = (ky * padded_width_ + kx) * channels + c;
+      }
+    }
+  }
+  const onednn::memory::desc keras_desc = onednn::Conv2DKernel::keras_weights_desc(conv);
+  if (stored_weights != keras_desc) {
+    dnnl::reorder::primitive_desc pd(onednn::engine(), keras_desc, onednn::engine(), stored_weights);
+    gradients_to_stored_ = onednn::BoundPrimitive(dnnl::reorder(pd), pd,
+                                                  {{DNNL_ARG_FROM, keras_desc}, {DNNL_ARG_TO, stored_weights}});
+  }
+}
+
+template <typename Source>
+const float* DirectConv2DKernel::padded_image(const Source* src, int64_t n, std::vector<float>& padded) const {
+  const WindowGeometry& g = conv_;
+  const int64_t channels = g.in_channels, row = g.in_width * channels;
+  const Source* image = src + n * g.in_height * row;
+  padded.resize(size_t(padded_rows_ * padded_width_ * channels));  // zeros the first time: the border stays so
+  const int64_t rows = std::min(g.in_height, padded_rows_ - g.pad_top);
+  const int64_t columns = std::min(g.in_width, padded_width_ - g.pad_left);
+  for (int64_t iy = 0; iy < rows; ++iy) {
+    float* to = padded.data() + ((iy + g.pad_top) * padded_width_ + g.pad_left) * channels;
+    for (int64_t i = 0; i < columns * channels; ++i) to[i] = as_float(image[iy * row + i]);
+  }
+  return padded.data();
+}
+
+template <typename Call>
+void DirectConv2DKernel::for_each_unit(const float* image, int64_t n, Call call) const {
+  const int64_t channels = conv_.in_channels, filters = conv_.out_channels;
+  const int64_t right = conv_.stride_width * channels, down = conv_.stride_height * padded_width_ * channels;
+  if (pool_) {
+    for (int64_t py = 0; py < pool_->out_height; ++py) {
+      for (int64_t px = 0; px < pool_->out_width; ++px) {
+        call(image + 2 * py * down + 2 * px * right, ((n * pool_->out_height + py) * pool_->out_width + px) * filters,
+             unit_pixels);
+      }
+    }
+    return;
+  }
+  for (int64_t oy = 0; oy < conv_.out_height; ++oy) {
+    for (int64_t ox = 0; ox < conv_.out_width; ox += unit_pixels) {
+      call(image + oy * down + ox * right, ((n * conv_.out_height + oy) * conv_.out_width + ox) * filters,
+           std::min(unit_pixels, conv_.out_width - ox));
+    }
+  }
+}
+
+void DirectConv2DKernel::forward(const void* src, const float* weights, const float* bias, void* dst,
+                                 uint8_t* argmax) {
+  check_argument((argmax != nullptr) == pool_.has_value(), "DirectConv2DKernel: an argmax goes with max pooling");
+  const float* keras = static_cast<const float*>(keras_weights_(weights));
+  const float* used_bias = use_bias_ ? bias : zero_bias_.data();
+  with_element_type(src_dtype_, [&](auto source) {
+    with_element_type(dtype_, [&](auto element) {
+      using Source = decltype(source);
+      using Element = decltype(element);
+      forward_in(static_cast<const Source*>(src), keras, used_bias, static_cast<Element*>(dst), argmax);
+    });
+  });
+}
+
+template <typename Source, typename Element>
+void DirectConv2DKernel::forward_in(const Source* src, const float* weights, const float* bias, Element* dst,
+                                    uint8_t* argmax) {
+  const int64_t filters = conv_.out_channels;
+  const float floor = relu_ ? 0.0f : -std::numeric_limits<float>::infinity();
+#pragma omp parallel
+  {
+    std::vector<float> padded;
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < conv_.batch; ++n) {
+      for_each_unit(padded_image(src, n, padded), n, [&](const float* first, int64_t out, int64_t count) {
+        const UnitPixels pixels(first, pixel_offsets_);
+        for (int64_t f0 = 0; f0 < filters; f0 += max_vectors * lanes) {
+          with_vector_count(filters - f0, [&](auto vectors) {
+            constexpr int V = decltype(vectors)::value;
+            const UnitSums<V> sums =
+                convolve_unit<V>(pixels, tap_offsets_.data(), taps_, weights + f0, filters, bias + f0);
+            if (pool_) {
+              store_pooled(sums, floor, dst + out + f0, argmax + out + f0);
+            } else {
+              store_pixels(sums, floor, count, filters, dst + out + f0);
+            }
+          });
+        }
+      });
+    }
+  }
+}
+
+void DirectConv2DKernel::backward(const void* src, const void* dst, const void* diff_dst, const float*,
+                                  void* diff_src, float* diff_weights, float* diff_bias, const uint8_t* argmax) {
+  check_argument(diff_src == nullptr, "a DirectConv2DKernel computes no input gradient");
+  check_argument((argmax != nullptr) == pool_.has_value(), "DirectConv2DKernel: an argmax goes with max pooling");
+  if (!need_weight_gradients_) return;
+  with_element_type(src_dtype_, [&](auto source) {
+    with_element_type(dtype_, [&](auto element) {
+      using Source = decltype(source);
+      using Element = decltype(element);
+      backward_in(static_cast<const Source*>(src), static_cast<const Element*>(dst),
+                  static_cast<const Element*>(diff_dst), argmax);
+    });
+  });
+  if (gradients_to_stored_.empty()) {
+    std::copy(keras_gradients_.begin(), keras_gradients_.end(), diff_weights);
+  } else {
+    gradients_to_stored_.execute({keras_gradients_.data(), diff_weights}, nullptr);
+  }
+  if (use_bias_ && diff_bias != nullptr) std::copy(bias_gradients_.begin(), bias_gradients_.end(), diff_bias);
+}
+
+template <typename Source, typename Element>
+void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, const Element* diff_dst,
+                                     const uint8_t* argmax) {
+  const int64_t filters = conv_.out_channels, vectors_per_tap = filters / lanes;
+  // Per thread: the sums [taps + a block][filters / 16], then the bias's [filters / 16].
+  const int64_t sums_per_thread = (taps_ + max_tap_block + 1) * vectors_per_tap;
+  const int threads = max_threads();
+  std::vector<Floats> sums(size_t(threads * sums_per_thread), Floats{});
+  const OutputGradients<Element> gradients{dst, diff_dst, argmax, relu_, filters};
+#pragma omp parallel num_threads(threads)
+  {
+    Floats* own = sums.data() + thread_number() * sums_per_thread;
+    Floats* own_bias = own + (taps_ + max_tap_block) * vectors_per_tap;
+    std::vector<float> padded;
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < conv_.batch; ++n) {
+      const float* image = padded_image(src, n, padded);
+      for (int64_t f0 = 0; f0 < filters; f0 += max_vectors * lanes) {
+        with_vector_count(filters - f0, [&](auto vectors) {
+          constexpr int V = decltype(vectors)::value, TB = tap_block(V);
+          // The sums of taps [t0, t0 + TB) x filters [f0, f0 + 16 V) in registers across the image.
+          for (int64_t t0 = 0; t0 < taps_; t0 += TB) {
+            Floats block[TB][V] = {}, bias_block[V] = {};
+            for_each_unit(image, n, [&](const float* first, int64_t out, int64_t count) {
+              const UnitPixels pixels(first, pixel_offsets_);
+              Floats routed[unit_pixels][V];
+              gradients.template route<V>(out + f0, count, routed, bias_block);
+              // Unrolled, so the block's sums stay in registers (GCC kept them in memory).
+#pragma GCC unroll 32
+              for (int t = 0; t < TB; ++t) {
+                for (int p = 0; p < unit_pixels; ++p) {
+                  const float x = pixels.at[p][tap_offsets_[size_t(t0 + t)]];
+                  for (int v = 0; v < V; ++v) block[t][v] += x * routed[p][v];
+                }
+              }
+            });
+            for (int t = 0; t < TB; ++t) {
+              for (int v = 0; v < V; ++v) own[(t0 + t) * vectors_per_tap + f0 / lanes + v] += block[t][v];
+            }
+            if (t0 == 0) {
+              for (int v = 0; v < V; ++v) own_bias[f0 / lanes + v] += bias_block[v];
+            }
+          }
+        });
+      }
+    }
+  }
+  // The threads' sums in thread order, so a run's gradients do not depend on timing.
+  std::fill(keras_gradients_.begin(), keras_gradients_.end(), 0.0f);
+  std::fill(bias_gradients_.begin(), bias_gradients_.end(), 0.0f);
+  for (int thread = 0; thread < threads; ++thread) {
+    const Floats* own = sums.data() + thread * sums_per_thread;
+    for (int64_t i = 0; i < taps_ * vectors_per_tap; ++i) {
+      float* to = keras_gradients_.data() + i * lanes;
+      store(to, load(to) + own[i]);
+    }
+    const Floats* own_bias = own + (taps_ + max_tap_block) * vectors_per_tap;
+    for (int64_t v = 0; v < vectors_per_tap; ++v) {
+      float* to = bias_gradients_.data() + v * lanes;
+      store(to, load(to) + own_bias[v]);
+    }
+  }
+}
+
+}  // namespace tenfold::kernels

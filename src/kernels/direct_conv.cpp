@@ -26,17 +26,20 @@ using vectors::load_floats;
 using vectors::store;
 
 constexpr int64_t max_in_channels = 4;
-constexpr int64_t unit_pixels = 4;
 
-// Filters go two vectors at a time (a unit's 8 sums in flight keep both FMA units busy), and
-// a last one alone.
+// Filters go two vectors at a time, and a last one alone. Forward, a unit is 8 / V pixels of a
+// row, or a pooling window's 4: 8 sums in flight keep both FMA units busy (4, for a 1 -> 16
+// layer, waited on the FMAs' latency: slower than the few-channel kernel).
 constexpr int max_vectors = 2;
+constexpr int sums_in_flight = 8;
+constexpr int row_unit(int V) { return sums_in_flight / V; }
+constexpr int window_pixels = 4;
 
-/// Taps whose weight-gradient sums stay in registers for V vectors of filters: the sums, the
-/// unit's gradient at each of its 4 pixels per vector and an input in AVX-512's 32 registers
-/// (9 for two vectors: a 3x3 kernel in one block).
-constexpr int tap_block(int V) { return (26 - 4 * V) / V; }
-constexpr int64_t max_tap_block = tap_block(1);
+// Backward, the sums are a block of 9 taps x V vectors (a 3x3 kernel's in one block; 9 in
+// flight), the unit 4 pixels of a row: with 8 pixels and 19 taps their addresses needed more
+// general registers than there are, and spilled (2x slower).
+constexpr int tap_block = 9;
+constexpr int backward_row_unit = 4;
 
 /// run(std::integral_constant<int, V>{}) for the filters from some f0, `remaining` of them: two
 /// vectors, or one for a last 16.
@@ -49,33 +52,36 @@ void with_vector_count(int64_t remaining, Run run) {
   }
 }
 
-/// A unit's 4 output pixels' first input elements (tap 0) in the padded image.
+/// A unit's P output pixels' first input elements (tap 0) in the padded image.
+template <int P>
 struct UnitPixels {
-  UnitPixels(const float* first, const int64_t (&offsets)[unit_pixels])
-      : at{first + offsets[0], first + offsets[1], first + offsets[2], first + offsets[3]} {}
-  const float* at[unit_pixels];
+  UnitPixels(const float* first, const int64_t* offsets) {
+    for (int p = 0; p < P; ++p) at[p] = first + offsets[p];
+  }
+  const float* at[P];
 };
 
-template <int V>
+template <int P, int V>
 struct UnitSums {
-  Floats at[unit_pixels][V];
+  Floats at[P][V];
 };
 
 /// The convolution at the unit's pixels for filters [16 v, 16 v + 16), v < V, from `weights`
 /// ([taps] rows `filters` apart) and `bias`. (Inlined and returned by value, the sums stay in
 /// registers: written through a pointer GCC stored them at every tap.)
-template <int V>
-[[gnu::always_inline]] inline UnitSums<V> convolve_unit(const UnitPixels& pixels, const int64_t* offsets, int64_t taps,
-                                                        const float* weights, int64_t filters, const float* bias) {
-  UnitSums<V> sums;
+template <int P, int V>
+[[gnu::always_inline]] inline UnitSums<P, V> convolve_unit(const UnitPixels<P>& pixels, const int64_t* offsets,
+                                                           int64_t taps, const float* weights, int64_t filters,
+                                                           const float* bias) {
+  UnitSums<P, V> sums;
   for (int v = 0; v < V; ++v) {
     const Floats b = load(bias + v * lanes);
-    for (int p = 0; p < unit_pixels; ++p) sums.at[p][v] = b;
+    for (int p = 0; p < P; ++p) sums.at[p][v] = b;
   }
   for (int64_t t = 0; t < taps; ++t) {
     Floats w[V];
     for (int v = 0; v < V; ++v) w[v] = load(weights + t * filters + v * lanes);
-    for (int p = 0; p < unit_pixels; ++p) {
+    for (int p = 0; p < P; ++p) {
       const float x = pixels.at[p][offsets[t]];  // broadcast by the product
       for (int v = 0; v < V; ++v) sums.at[p][v] += x * w[v];
     }
@@ -87,8 +93,8 @@ template <int V>
 Floats activated(Floats x, float floor) { return x < floor ? Floats{} + floor : x; }
 
 /// The first `count` pixels' outputs, `filters` apart.
-template <int V, typename Element>
-void store_pixels(const UnitSums<V>& sums, float floor, int64_t count, int64_t filters, Element* dst) {
+template <int P, int V, typename Element>
+void store_pixels(const UnitSums<P, V>& sums, float floor, int64_t count, int64_t filters, Element* dst) {
   for (int64_t p = 0; p < count; ++p) {
     for (int v = 0; v < V; ++v) vectors::store_floats(dst + p * filters + v * lanes, activated(sums.at[p][v], floor));
   }
@@ -99,11 +105,11 @@ void store_pixels(const UnitSums<V>& sums, float floor, int64_t count, int64_t f
 /// only the argmax of a window whose 4 values are all <= 0 differs, and there relu's gradient
 /// is 0.
 template <int V, typename Element>
-void store_pooled(const UnitSums<V>& sums, float floor, Element* dst, uint8_t* argmax) {
+void store_pooled(const UnitSums<window_pixels, V>& sums, float floor, Element* dst, uint8_t* argmax) {
   for (int v = 0; v < V; ++v) {
     Floats best = as_destination<Element>(sums.at[0][v]);
     Bytes where{};
-    for (int p = 1; p < unit_pixels; ++p) keep_greater(as_destination<Element>(sums.at[p][v]), int8_t(p), best, where);
+    for (int p = 1; p < window_pixels; ++p) keep_greater(as_destination<Element>(sums.at[p][v]), int8_t(p), best, where);
     vectors::store_exact(dst + v * lanes, activated(best, floor));
     store(argmax + v * lanes, where);
   }
@@ -122,8 +128,8 @@ struct OutputGradients {
   /// unit's pixels, filters [16 v, 16 v + 16) from `out`: pooled, the window's at its argmax
   /// and 0 elsewhere; unpooled, each of the first `count` pixels' own, 0 past them. Adds what
   /// the unit contributes to the bias's gradient into bias_sums.
-  template <int V>
-  void route(int64_t out, int64_t count, Floats (&routed)[unit_pixels][V], Floats (&bias_sums)[V]) const {
+  template <int P, int V>
+  void route(int64_t out, int64_t count, Floats (&routed)[P][V], Floats (&bias_sums)[V]) const {
     auto gradient_at = [&](int64_t at) {
       const Floats gradient = load_floats(diff_dst + at);
       return relu ? (load_floats(dst + at) > 0 ? gradient : Floats{}) : gradient;
@@ -133,12 +139,12 @@ struct OutputGradients {
         const Floats gradient = gradient_at(out + v * lanes);
         bias_sums[v] += gradient;
         const Bytes where = load<Bytes>(argmax + out + v * lanes);
-        for (int p = 0; p < unit_pixels; ++p) {
+        for (int p = 0; p < P; ++p) {
           routed[p][v] = __builtin_convertvector(where == int8_t(p), Ints) ? gradient : Floats{};
         }
         continue;
       }
-      for (int p = 0; p < unit_pixels; ++p) {
+      for (int p = 0; p < P; ++p) {
         routed[p][v] = p < count ? gradient_at(out + p * filters + v * lanes) : Floats{};
         bias_sums[v] += routed[p][v];
       }
@@ -173,8 +179,8 @@ DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activat
       use_bias_(use_bias),
       relu_(activation.kind == Activation::relu),
       need_weight_gradients_(need_weight_gradients),
-      // Unpooled, a row's last unit reads past its last pixel (zeros) up to a whole unit.
-      padded_width_((round_up(conv.out_width, unit_pixels) - 1) * conv.stride_width + conv.window_width),
+      // Unpooled, a row's last unit reads past its last pixel (zeros) up to a whole unit (8 at most).
+      padded_width_((round_up(conv.out_width, sums_in_flight) - 1) * conv.stride_width + conv.window_width),
       padded_rows_((conv.out_height - 1) * conv.stride_height + conv.window_height),
       taps_(conv.window_height * conv.window_width * conv.in_channels),
       keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(conv), dtype == DType::bfloat16),
@@ -185,11 +191,11 @@ DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activat
                  "this Conv2D is not one DirectConv2DKernel computes");
   const int64_t channels = conv.in_channels, right = conv.stride_width * channels;
   const int64_t down = conv.stride_height * padded_width_ * channels;
-  const int64_t window[] = {0, right, down, down + right}, row[] = {0, right, 2 * right, 3 * right};
-  std::copy_n(pool_ ? window : row, unit_pixels, pixel_offsets_);
+  const int64_t window[window_pixels] = {0, right, down, down + right};
+  for (int p = 0; p < sums_in_flight; ++p) pixel_offsets_[p] = pool_ ? window[p % window_pixels] : p * right;
   // Tap (ky, kx, c) is tap (ky * KW + kx) * C + c, as Keras orders the kernel; the backward's
   // last block of taps reads tap 0's input into sums nobody reads.
-  tap_offsets_.assign(size_t(taps_ + max_tap_block), 0);
+  tap_offsets_.assign(size_t(taps_ + tap_block), 0);
   for (int64_t ky = 0; ky < conv.window_height; ++ky) {
     for (int64_t kx = 0; kx < conv.window_width; ++kx) {
       for (int64_t c = 0; c < channels; ++c) {
@@ -220,7 +226,7 @@ const float* DirectConv2DKernel::padded_image(const Source* src, int64_t n, std:
   return padded.data();
 }
 
-template <typename Call>
+template <int P, typename Call>
 void DirectConv2DKernel::for_each_unit(const float* image, int64_t n, Call call) const {
   const int64_t channels = conv_.in_channels, filters = conv_.out_channels;
   const int64_t right = conv_.stride_width * channels, down = conv_.stride_height * padded_width_ * channels;
@@ -228,15 +234,15 @@ void DirectConv2DKernel::for_each_unit(const float* image, int64_t n, Call call)
     for (int64_t py = 0; py < pool_->out_height; ++py) {
       for (int64_t px = 0; px < pool_->out_width; ++px) {
         call(image + 2 * py * down + 2 * px * right, ((n * pool_->out_height + py) * pool_->out_width + px) * filters,
-             unit_pixels);
+             window_pixels);
       }
     }
     return;
   }
   for (int64_t oy = 0; oy < conv_.out_height; ++oy) {
-    for (int64_t ox = 0; ox < conv_.out_width; ox += unit_pixels) {
+    for (int64_t ox = 0; ox < conv_.out_width; ox += P) {
       call(image + oy * down + ox * right, ((n * conv_.out_height + oy) * conv_.out_width + ox) * filters,
-           std::min(unit_pixels, conv_.out_width - ox));
+           std::min<int64_t>(P, conv_.out_width - ox));
     }
   }
 }
@@ -265,21 +271,27 @@ void DirectConv2DKernel::forward_in(const Source* src, const float* weights, con
     std::vector<float> padded;
 #pragma omp for schedule(static)
     for (int64_t n = 0; n < conv_.batch; ++n) {
-      for_each_unit(padded_image(src, n, padded), n, [&](const float* first, int64_t out, int64_t count) {
-        const UnitPixels pixels(first, pixel_offsets_);
-        for (int64_t f0 = 0; f0 < filters; f0 += max_vectors * lanes) {
-          with_vector_count(filters - f0, [&](auto vectors) {
-            constexpr int V = decltype(vectors)::value;
-            const UnitSums<V> sums =
-                convolve_unit<V>(pixels, tap_offsets_.data(), taps_, weights + f0, filters, bias + f0);
-            if (pool_) {
-              store_pooled(sums, floor, dst + out + f0, argmax + out + f0);
-            } else {
-              store_pixels(sums, floor, count, filters, dst + out + f0);
-            }
+      const float* image = padded_image(src, n, padded);
+      for (int64_t f0 = 0; f0 < filters; f0 += max_vectors * lanes) {
+        with_vector_count(filters - f0, [&](auto vectors) {
+          constexpr int V = decltype(vectors)::value;
+          if (pool_) {
+            for_each_unit<window_pixels>(image, n, [&](const float* first, int64_t out, int64_t) {
+              const UnitPixels<window_pixels> pixels(first, pixel_offsets_);
+              store_pooled(convolve_unit<window_pixels, V>(pixels, tap_offsets_.data(), taps_, weights + f0, filters,
+                                                           bias + f0),
+                           floor, dst + out + f0, argmax + out + f0);
+            });
+            return;
+          }
+          constexpr int P = row_unit(V);
+          for_each_unit<P>(image, n, [&](const float* first, int64_t out, int64_t count) {
+            const UnitPixels<P> pixels(first, pixel_offsets_);
+            store_pixels(convolve_unit<P, V>(pixels, tap_offsets_.data(), taps_, weights + f0, filters, bias + f0),
+                         floor, count, filters, dst + out + f0);
           });
-        }
-      });
+        });
+      }
     }
   }
 }
@@ -310,37 +322,46 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
                                      const uint8_t* argmax) {
   const int64_t filters = conv_.out_channels, vectors_per_tap = filters / lanes;
   // Per thread: the sums [taps + a block][filters / 16], then the bias's [filters / 16].
-  const int64_t sums_per_thread = (taps_ + max_tap_block + 1) * vectors_per_tap;
+  const int64_t sums_per_thread = (taps_ + tap_block + 1) * vectors_per_tap;
   const int threads = max_threads();
   std::vector<Floats> sums(size_t(threads * sums_per_thread), Floats{});
   const OutputGradients<Element> gradients{dst, diff_dst, argmax, relu_, filters};
 #pragma omp parallel num_threads(threads)
   {
     Floats* own = sums.data() + thread_number() * sums_per_thread;
-    Floats* own_bias = own + (taps_ + max_tap_block) * vectors_per_tap;
+    Floats* own_bias = own + (taps_ + tap_block) * vectors_per_tap;
     std::vector<float> padded;
 #pragma omp for schedule(static)
     for (int64_t n = 0; n < conv_.batch; ++n) {
       const float* image = padded_image(src, n, padded);
       for (int64_t f0 = 0; f0 < filters; f0 += max_vectors * lanes) {
         with_vector_count(filters - f0, [&](auto vectors) {
-          constexpr int V = decltype(vectors)::value, TB = tap_block(V);
+          constexpr int V = decltype(vectors)::value, TB = tap_block, P = backward_row_unit;
           // The sums of taps [t0, t0 + TB) x filters [f0, f0 + 16 V) in registers across the image.
           for (int64_t t0 = 0; t0 < taps_; t0 += TB) {
             Floats block[TB][V] = {}, bias_block[V] = {};
-            for_each_unit(image, n, [&](const float* first, int64_t out, int64_t count) {
-              const UnitPixels pixels(first, pixel_offsets_);
-              Floats routed[unit_pixels][V];
-              gradients.template route<V>(out + f0, count, routed, bias_block);
+            auto accumulate = [&]<int Pixels>(const float* first, int64_t out, int64_t count) {
+              const UnitPixels<Pixels> pixels(first, pixel_offsets_);
+              Floats routed[Pixels][V];
+              gradients.template route<Pixels, V>(out + f0, count, routed, bias_block);
               // Unrolled, so the block's sums stay in registers (GCC kept them in memory).
 #pragma GCC unroll 32
               for (int t = 0; t < TB; ++t) {
-                for (int p = 0; p < unit_pixels; ++p) {
+                for (int p = 0; p < Pixels; ++p) {
                   const float x = pixels.at[p][tap_offsets_[size_t(t0 + t)]];
                   for (int v = 0; v < V; ++v) block[t][v] += x * routed[p][v];
                 }
               }
-            });
+            };
+            if (pool_) {
+              for_each_unit<window_pixels>(image, n, [&](const float* first, int64_t out, int64_t count) {
+                accumulate.template operator()<window_pixels>(first, out, count);
+              });
+            } else {
+              for_each_unit<P>(image, n, [&](const float* first, int64_t out, int64_t count) {
+                accumulate.template operator()<P>(first, out, count);
+              });
+            }
             for (int t = 0; t < TB; ++t) {
               for (int v = 0; v < V; ++v) own[(t0 + t) * vectors_per_tap + f0 / lanes + v] += block[t][v];
             }
@@ -361,7 +382,7 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
       float* to = keras_gradients_.data() + i * lanes;
       store(to, load(to) + own[i]);
     }
-    const Floats* own_bias = own + (taps_ + max_tap_block) * vectors_per_tap;
+    const Floats* own_bias = own + (taps_ + tap_block) * vectors_per_tap;
     for (int64_t v = 0; v < vectors_per_tap; ++v) {
       float* to = bias_gradients_.data() + v * lanes;
       store(to, load(to) + own_bias[v]);

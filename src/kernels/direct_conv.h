@@ -1,9 +1,9 @@
 #pragma once
 // A first layer's Conv2D computed directly, 16 filters to an AVX-512 vector: an image's few
 // channels make a reduction of 9 to 100 values, too short for oneDNN's kernels (the recipe's
-// 1 -> 32 3x3 ran at a third of the machine's peak). Each unit of work is 4 output pixels and
-// up to 32 filters, 8 sums in registers: a row's 4 neighbours, or the 2x2 window of a max
-// pooling right after the convolution (the first block of most small CNNs). Pooled, only the
+// 1 -> 32 3x3 ran at a third of the machine's peak). Each unit of work is 8 sums in registers:
+// 4 or 8 neighbours in a row for 32 or 16 filters, or the 2x2 window of a max pooling right
+// after the convolution (the first block of most small CNNs). Pooled, only the
 // pooled output and its argmax are stored: the chunked fused step (layers/fusion.cpp) writes
 // the convolution's whole output and reads it back, forward and backward. The activation
 // (relu or none) runs in registers too. Backward computes the weight gradient (a first layer's
@@ -56,9 +56,9 @@ class DirectConv2DKernel {
   void forward_in(const Source* src, const float* weights, const float* bias, Element* dst, uint8_t* argmax);
   template <typename Source, typename Element>
   void backward_in(const Source* src, const Element* dst, const Element* diff_dst, const uint8_t* argmax);
-  /// The units of `image`: call(unit's padded input, unit's first output, pixels in it), per
-  /// output row of units and unit.
-  template <typename Call>
+  /// The units of `image` (pooling windows, or P pixels of a row): call(unit's padded input,
+  /// unit's first output, pixels in it).
+  template <int P, typename Call>
   void for_each_unit(const float* image, int64_t n, Call call) const;
 
   WindowGeometry conv_;
@@ -68,7 +68,7 @@ class DirectConv2DKernel {
   int64_t padded_width_, padded_rows_;
   int64_t taps_;                      // KH x KW x C, Keras' order of the kernel's rows
   std::vector<int64_t> tap_offsets_;  // each tap's input element from its output pixel's
-  int64_t pixel_offsets_[4];          // a unit's 4 output pixels' input elements from its first's
+  int64_t pixel_offsets_[8];          // a unit's output pixels' input elements from its first's
   onednn::WeightsForPrimitive keras_weights_;   // stored -> [KH, KW, C, F]
   onednn::BoundPrimitive gradients_to_stored_;  // [KH, KW, C, F] -> stored (none when the same)
   std::vector<float> keras_gradients_, bias_gradients_, zero_bias_;

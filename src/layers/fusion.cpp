@@ -197,16 +197,17 @@ class DirectConvMaxPoolStep : public LayerStep {
  public:
   DirectConvMaxPoolStep(const layers::Conv2D& conv, const WindowGeometry& conv_geometry,
                         const WindowGeometry& pool_geometry, std::vector<Variable*> weights,
-                        bool need_weight_gradients, DType output_dtype)
+                        bool need_weight_gradients, DType input_dtype, DType output_dtype)
       : weights_(std::move(weights)),
+        input_dtype_(input_dtype),
         output_dtype_(output_dtype),
         kernel_(conv_geometry, conv.activation(), weights_.size() > 1,
                 static_cast<const OnednnWeightLayout&>(conv.kernel_layout()).native_desc(), need_weight_gradients,
-                DType::float32, output_dtype, pool_geometry),
+                input_dtype, output_dtype, pool_geometry),
         argmax_(allocate_aligned(size_t(pool_geometry.batch * pool_geometry.out_height * pool_geometry.out_width *
                                         pool_geometry.in_channels))) {}
 
-  DType compute_dtype() const override { return DType::float32; }
+  DType compute_dtype() const override { return input_dtype_; }
   DType output_dtype() const override { return output_dtype_; }
 
   void forward(const Tensor& input, Tensor& output, bool) override {
@@ -225,7 +226,7 @@ class DirectConvMaxPoolStep : public LayerStep {
   uint8_t* argmax() { return reinterpret_cast<uint8_t*>(argmax_.get()); }
 
   std::vector<Variable*> weights_;
-  DType output_dtype_;
+  DType input_dtype_, output_dtype_;
   kernels::DirectConv2DKernel kernel_;
   std::shared_ptr<std::byte> argmax_;  // each window's maximum's position, from forward to backward
 };
@@ -255,10 +256,10 @@ std::unique_ptr<LayerStep> compile_fused(Layer& first, Layer& second, const std:
   const WindowGeometry conv_geometry = conv->geometry(input_shape);
   const DType dtype = conv_dtype(conv_geometry, options.compute_dtype);
   const WindowGeometry pool_geometry = pool->geometry(conv->compute_output_shape(input_shape));
-  if (dtype == DType::float32 &&
-      kernels::DirectConv2DKernel::handles(conv_geometry, pool_geometry, conv->activation(), options.need_input_gradient)) {
+  if (kernels::DirectConv2DKernel::handles(conv_geometry, pool_geometry, conv->activation(),
+                                           options.need_input_gradient)) {
     return std::make_unique<DirectConvMaxPoolStep>(*conv, conv_geometry, pool_geometry, conv->weights(),
-                                                   options.need_weight_gradients, options.compute_dtype);
+                                                   options.need_weight_gradients, dtype, options.compute_dtype);
   }
   const int64_t chunk = samples_per_chunk(*conv, input_shape, dtype);
   if (chunk == 0) return nullptr;

@@ -701,18 +701,23 @@ void check_conv_max_pool_rows(DType dtype) {
 
       onednn::OnednnWeightLayout layout = conv_layout(conv);
       auto native_kernel = to_native(layout, kernel);
-      DirectConv2DKernel conv_max_pool(conv, row.conv.activation, true, layout.native_desc(), true, DType::float32,
-                                        dtype, pool);
+      // A bfloat16 model's fused step reads bfloat16 inputs where the reduction is 64 or more
+      // (layers/fusion.cpp's conv_dtype), float32 ones below.
+      const DType src_dtype = in_bfloat16 && taps >= 64 ? DType::bfloat16 : DType::float32;
+      const std::vector<bfloat16> x16 = to_bfloat16s(x);
+      const void* input = src_dtype == DType::bfloat16 ? static_cast<const void*>(x16.data()) : x.data();
+      DirectConv2DKernel conv_max_pool(conv, row.conv.activation, true, layout.native_desc(), true, src_dtype, dtype,
+                                        pool);
       std::vector<uint8_t> argmax(out_count);
       std::vector<float> y(out_count), dy = upstream, dnative(native_kernel.size()), dbias(bias.size());
       std::vector<bfloat16> y16(out_count), dy16 = to_bfloat16s(upstream);
       void* output = in_bfloat16 ? static_cast<void*>(y16.data()) : y.data();
-      conv_max_pool.forward(x.data(), native_kernel.data(), bias.data(), output, argmax.data());
+      conv_max_pool.forward(input, native_kernel.data(), bias.data(), output, argmax.data());
       if (in_bfloat16) y = widened(y16);
       const int64_t pixels = batch * conv.out_height * conv.out_width;
       EXPECT_TRUE(all_close(y, as_doubles(expected.y), in_bfloat16 ? bfloat16_rtol : rtol,
                             in_bfloat16 ? bfloat16_atol(taps) : sum_atol(taps))) << "forward";
-      conv_max_pool.backward(x.data(), output, in_bfloat16 ? static_cast<void*>(dy16.data()) : dy.data(), nullptr,
+      conv_max_pool.backward(input, output, in_bfloat16 ? static_cast<void*>(dy16.data()) : dy.data(), nullptr,
                              nullptr, dnative.data(), dbias.data(), argmax.data());
       const double gradient_rtol = in_bfloat16 ? bfloat16_rtol : rtol;
       const double gradient_atol = in_bfloat16 ? bfloat16_atol(pixels) : std::max(1e-4, sum_atol(pixels));

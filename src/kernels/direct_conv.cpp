@@ -40,6 +40,7 @@ constexpr int window_pixels = 4;
 // general registers than there are, and spilled (2x slower).
 constexpr int tap_block = 9;
 constexpr int backward_row_unit = 4;
+static_assert(backward_row_unit == window_pixels, "backward's units are rows or windows alike");
 
 /// run(std::integral_constant<int, V>{}) for the filters from some f0, `remaining` of them: two
 /// vectors, or one for a last 16.
@@ -184,7 +185,7 @@ DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activat
       padded_rows_((conv.out_height - 1) * conv.stride_height + conv.window_height),
       taps_(conv.window_height * conv.window_width * conv.in_channels),
       keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(conv), dtype == DType::bfloat16),
-      keras_gradients_(size_t(taps_ * conv.out_channels)),
+      weight_gradients_(onednn::Conv2DKernel::keras_weights_desc(conv), stored_weights),
       bias_gradients_(size_t(conv.out_channels)),
       zero_bias_(size_t(conv.out_channels), 0.0f) {
   check_argument(max_pool ? handles(conv, *max_pool, activation, false) : handles(conv, activation, false),
@@ -202,12 +203,6 @@ DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activat
         tap_offsets_[size_t((ky * conv.window_width + kx) * channels + c)] = (ky * padded_width_ + kx) * channels + c;
       }
     }
-  }
-  const onednn::memory::desc keras_desc = onednn::Conv2DKernel::keras_weights_desc(conv);
-  if (stored_weights != keras_desc) {
-    dnnl::reorder::primitive_desc pd(onednn::engine(), keras_desc, onednn::engine(), stored_weights);
-    gradients_to_stored_ = onednn::BoundPrimitive(dnnl::reorder(pd), pd,
-                                                  {{DNNL_ARG_FROM, keras_desc}, {DNNL_ARG_TO, stored_weights}});
   }
 }
 
@@ -247,6 +242,22 @@ void DirectConv2DKernel::for_each_unit(const float* image, int64_t n, Call call)
   }
 }
 
+template <typename Source, typename Visit>
+void DirectConv2DKernel::for_each_image(const Source* src, Visit visit) const {
+  const int64_t filters = conv_.out_channels;
+#pragma omp parallel num_threads(max_threads())
+  {
+    std::vector<float> padded;
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < conv_.batch; ++n) {
+      const float* image = padded_image(src, n, padded);
+      for (int64_t f0 = 0; f0 < filters; f0 += max_vectors * lanes) {
+        with_vector_count(filters - f0, [&](auto vectors) { visit(image, n, f0, vectors); });
+      }
+    }
+  }
+}
+
 void DirectConv2DKernel::forward(const void* src, const float* weights, const float* bias, void* dst,
                                  uint8_t* argmax) {
   check_argument((argmax != nullptr) == pool_.has_value(), "DirectConv2DKernel: an argmax goes with max pooling");
@@ -266,34 +277,24 @@ void DirectConv2DKernel::forward_in(const Source* src, const float* weights, con
                                     uint8_t* argmax) {
   const int64_t filters = conv_.out_channels;
   const float floor = relu_ ? 0.0f : -std::numeric_limits<float>::infinity();
-#pragma omp parallel
-  {
-    std::vector<float> padded;
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < conv_.batch; ++n) {
-      const float* image = padded_image(src, n, padded);
-      for (int64_t f0 = 0; f0 < filters; f0 += max_vectors * lanes) {
-        with_vector_count(filters - f0, [&](auto vectors) {
-          constexpr int V = decltype(vectors)::value;
-          if (pool_) {
-            for_each_unit<window_pixels>(image, n, [&](const float* first, int64_t out, int64_t) {
-              const UnitPixels<window_pixels> pixels(first, pixel_offsets_);
-              store_pooled(convolve_unit<window_pixels, V>(pixels, tap_offsets_.data(), taps_, weights + f0, filters,
-                                                           bias + f0),
-                           floor, dst + out + f0, argmax + out + f0);
-            });
-            return;
-          }
-          constexpr int P = row_unit(V);
-          for_each_unit<P>(image, n, [&](const float* first, int64_t out, int64_t count) {
-            const UnitPixels<P> pixels(first, pixel_offsets_);
-            store_pixels(convolve_unit<P, V>(pixels, tap_offsets_.data(), taps_, weights + f0, filters, bias + f0),
-                         floor, count, filters, dst + out + f0);
-          });
-        });
-      }
+  for_each_image(src, [&](const float* image, int64_t n, int64_t f0, auto vectors) {
+    constexpr int V = decltype(vectors)::value;
+    if (pool_) {
+      for_each_unit<window_pixels>(image, n, [&](const float* first, int64_t out, int64_t) {
+        const UnitPixels<window_pixels> pixels(first, pixel_offsets_);
+        store_pooled(convolve_unit<window_pixels, V>(pixels, tap_offsets_.data(), taps_, weights + f0, filters,
+                                                     bias + f0),
+                     floor, dst + out + f0, argmax + out + f0);
+      });
+      return;
     }
-  }
+    constexpr int P = row_unit(V);
+    for_each_unit<P>(image, n, [&](const float* first, int64_t out, int64_t count) {
+      const UnitPixels<P> pixels(first, pixel_offsets_);
+      store_pixels(convolve_unit<P, V>(pixels, tap_offsets_.data(), taps_, weights + f0, filters, bias + f0), floor,
+                   count, filters, dst + out + f0);
+    });
+  });
 }
 
 void DirectConv2DKernel::backward(const void* src, const void* dst, const void* diff_dst, const float*,
@@ -309,11 +310,7 @@ void DirectConv2DKernel::backward(const void* src, const void* dst, const void* 
                   static_cast<const Element*>(diff_dst), argmax);
     });
   });
-  if (gradients_to_stored_.empty()) {
-    std::copy(keras_gradients_.begin(), keras_gradients_.end(), diff_weights);
-  } else {
-    gradients_to_stored_.execute({keras_gradients_.data(), diff_weights}, nullptr);
-  }
+  weight_gradients_.write(diff_weights);
   if (use_bias_ && diff_bias != nullptr) std::copy(bias_gradients_.begin(), bias_gradients_.end(), diff_bias);
 }
 
@@ -326,60 +323,43 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
   const int threads = max_threads();
   std::vector<Floats> sums(size_t(threads * sums_per_thread), Floats{});
   const OutputGradients<Element> gradients{dst, diff_dst, argmax, relu_, filters};
-#pragma omp parallel num_threads(threads)
-  {
+  for_each_image(src, [&](const float* image, int64_t n, int64_t f0, auto vectors) {
+    constexpr int V = decltype(vectors)::value, TB = tap_block, P = backward_row_unit;
     Floats* own = sums.data() + thread_number() * sums_per_thread;
-    Floats* own_bias = own + (taps_ + tap_block) * vectors_per_tap;
-    std::vector<float> padded;
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < conv_.batch; ++n) {
-      const float* image = padded_image(src, n, padded);
-      for (int64_t f0 = 0; f0 < filters; f0 += max_vectors * lanes) {
-        with_vector_count(filters - f0, [&](auto vectors) {
-          constexpr int V = decltype(vectors)::value, TB = tap_block, P = backward_row_unit;
-          // The sums of taps [t0, t0 + TB) x filters [f0, f0 + 16 V) in registers across the image.
-          for (int64_t t0 = 0; t0 < taps_; t0 += TB) {
-            Floats block[TB][V] = {}, bias_block[V] = {};
-            auto accumulate = [&]<int Pixels>(const float* first, int64_t out, int64_t count) {
-              const UnitPixels<Pixels> pixels(first, pixel_offsets_);
-              Floats routed[Pixels][V];
-              gradients.template route<Pixels, V>(out + f0, count, routed, bias_block);
-              // Unrolled, so the block's sums stay in registers (GCC kept them in memory).
+    // The sums of taps [t0, t0 + TB) x filters [f0, f0 + 16 V) in registers across the image.
+    for (int64_t t0 = 0; t0 < taps_; t0 += TB) {
+      Floats block[TB][V] = {}, bias_block[V] = {};
+      // Units of 4 pixels, pooled (windows) or not (rows).
+      for_each_unit<P>(image, n, [&](const float* first, int64_t out, int64_t count) {
+        const UnitPixels<P> pixels(first, pixel_offsets_);
+        Floats routed[P][V];
+        gradients.template route<P, V>(out + f0, count, routed, bias_block);
+        // Unrolled, so the block's sums stay in registers (GCC kept them in memory).
 #pragma GCC unroll 32
-              for (int t = 0; t < TB; ++t) {
-                for (int p = 0; p < Pixels; ++p) {
-                  const float x = pixels.at[p][tap_offsets_[size_t(t0 + t)]];
-                  for (int v = 0; v < V; ++v) block[t][v] += x * routed[p][v];
-                }
-              }
-            };
-            if (pool_) {
-              for_each_unit<window_pixels>(image, n, [&](const float* first, int64_t out, int64_t count) {
-                accumulate.template operator()<window_pixels>(first, out, count);
-              });
-            } else {
-              for_each_unit<P>(image, n, [&](const float* first, int64_t out, int64_t count) {
-                accumulate.template operator()<P>(first, out, count);
-              });
-            }
-            for (int t = 0; t < TB; ++t) {
-              for (int v = 0; v < V; ++v) own[(t0 + t) * vectors_per_tap + f0 / lanes + v] += block[t][v];
-            }
-            if (t0 == 0) {
-              for (int v = 0; v < V; ++v) own_bias[f0 / lanes + v] += bias_block[v];
-            }
+        for (int t = 0; t < TB; ++t) {
+          for (int p = 0; p < P; ++p) {
+            const float x = pixels.at[p][tap_offsets_[size_t(t0 + t)]];
+            for (int v = 0; v < V; ++v) block[t][v] += x * routed[p][v];
           }
-        });
+        }
+      });
+      for (int t = 0; t < TB; ++t) {
+        for (int v = 0; v < V; ++v) own[(t0 + t) * vectors_per_tap + f0 / lanes + v] += block[t][v];
+      }
+      if (t0 == 0) {
+        Floats* own_bias = own + (taps_ + tap_block) * vectors_per_tap;
+        for (int v = 0; v < V; ++v) own_bias[f0 / lanes + v] += bias_block[v];
       }
     }
-  }
+  });
   // The threads' sums in thread order, so a run's gradients do not depend on timing.
-  std::fill(keras_gradients_.begin(), keras_gradients_.end(), 0.0f);
+  std::vector<float>& keras_gradients = weight_gradients_.values();
+  std::fill(keras_gradients.begin(), keras_gradients.end(), 0.0f);
   std::fill(bias_gradients_.begin(), bias_gradients_.end(), 0.0f);
   for (int thread = 0; thread < threads; ++thread) {
     const Floats* own = sums.data() + thread * sums_per_thread;
     for (int64_t i = 0; i < taps_ * vectors_per_tap; ++i) {
-      float* to = keras_gradients_.data() + i * lanes;
+      float* to = keras_gradients.data() + i * lanes;
       store(to, load(to) + own[i]);
     }
     const Floats* own_bias = own + (taps_ + tap_block) * vectors_per_tap;

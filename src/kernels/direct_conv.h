@@ -56,6 +56,10 @@ class DirectConv2DKernel {
   void forward_in(const Source* src, const float* weights, const float* bias, Element* dst, uint8_t* argmax);
   template <typename Source, typename Element>
   void backward_in(const Source* src, const Element* dst, const Element* diff_dst, const uint8_t* argmax);
+  /// visit(image n padded, n, f0, std::integral_constant<int, V>) for each image (in parallel;
+  /// OpenMP's static schedule, max_threads() threads) and group of V vectors of filters from f0.
+  template <typename Source, typename Visit>
+  void for_each_image(const Source* src, Visit visit) const;
   /// The units of `image` (pooling windows, or P pixels of a row): call(unit's padded input,
   /// unit's first output, pixels in it).
   template <int P, typename Call>
@@ -69,9 +73,9 @@ class DirectConv2DKernel {
   int64_t taps_;                      // KH x KW x C, Keras' order of the kernel's rows
   std::vector<int64_t> tap_offsets_;  // each tap's input element from its output pixel's
   int64_t pixel_offsets_[8];          // a unit's output pixels' input elements from its first's
-  onednn::WeightsForPrimitive keras_weights_;   // stored -> [KH, KW, C, F]
-  onednn::BoundPrimitive gradients_to_stored_;  // [KH, KW, C, F] -> stored (none when the same)
-  std::vector<float> keras_gradients_, bias_gradients_, zero_bias_;
+  onednn::WeightsForPrimitive keras_weights_;         // stored -> [KH, KW, C, F]
+  onednn::GradientsInKerasLayout weight_gradients_;  // [KH, KW, C, F] -> stored
+  std::vector<float> bias_gradients_, zero_bias_;
 };
 
 }  // namespace tenfold::kernels

@@ -290,13 +290,9 @@ FewChannelConv2DKernel::FewChannelConv2DKernel(const WindowGeometry& g, Activati
   if (need_weight_gradients && !direct_gradients_) {
     onednn_gradients_.emplace(g, activation, use_bias, stored_weights, false, dtype);
   }
-  const onednn::memory::desc keras_desc = onednn::Conv2DKernel::keras_weights_desc(g);
-  if (direct_gradients_ && stored_weights != keras_desc) {
-    dnnl::reorder::primitive_desc pd(onednn::engine(), keras_desc, onednn::engine(), stored_weights);
-    gradients_to_stored_ = onednn::BoundPrimitive(dnnl::reorder(pd), pd,
-                                                  {{DNNL_ARG_FROM, keras_desc}, {DNNL_ARG_TO, stored_weights}});
+  if (direct_gradients_) {
+    weight_gradients_ = onednn::GradientsInKerasLayout(onednn::Conv2DKernel::keras_weights_desc(g), stored_weights);
   }
-  if (direct_gradients_) keras_gradients_.resize(size_t(g.window_height * g.window_width * g.in_channels * g.out_channels));
   threads_.resize(size_t(max_threads()));
   if (activation.kind == Activation::linear) return;
   const int64_t pixels = g.out_height * g.out_width, last_group = g.batch % group_images_;
@@ -361,11 +357,7 @@ void FewChannelConv2DKernel::backward(const void* src, const void* dst, void* di
     weight_gradients(static_cast<const Element*>(src), static_cast<const Element*>(dst),
                      static_cast<const Element*>(diff_dst), diff_bias);
   });
-  if (gradients_to_stored_.empty()) {
-    std::copy(keras_gradients_.begin(), keras_gradients_.end(), diff_weights);
-  } else {
-    gradients_to_stored_.execute({keras_gradients_.data(), diff_weights}, nullptr);
-  }
+  weight_gradients_.write(diff_weights);
 }
 
 template <typename Element>
@@ -412,12 +404,13 @@ void FewChannelConv2DKernel::weight_gradients(const Element* src, const Element*
     }
   }
   // The threads' sums in thread order, so a run's gradients do not depend on timing.
-  std::fill(keras_gradients_.begin(), keras_gradients_.end(), 0.0f);
+  std::vector<float>& keras_gradients = weight_gradients_.values();
+  std::fill(keras_gradients.begin(), keras_gradients.end(), 0.0f);
   std::vector<float> bias(size_t(filters), 0.0f);
   for (int thread = 0; thread < threads; ++thread) {
     const Floats* own = sums.data() + thread * sums_per_thread;
     for (int64_t tap = 0; tap < taps; ++tap) {
-      for (int64_t f = 0; f < filters; ++f) keras_gradients_[size_t(tap * filters + f)] += vectors::sum(own[tap * filters + f]);
+      for (int64_t f = 0; f < filters; ++f) keras_gradients[size_t(tap * filters + f)] += vectors::sum(own[tap * filters + f]);
     }
     for (int64_t f = 0; f < filters; ++f) bias[size_t(f)] += vectors::sum(own[padded_taps * filters + f]);
   }

@@ -52,7 +52,7 @@ class FewChannelConv2DKernel {
   onednn::ActivationKernel& activation_for(ThreadState& thread, int64_t images);
   template <typename Element>
   void forward_in(const Element* src, const float* weights, const float* bias, Element* dst);
-  /// keras_gradients_ and diff_bias from src and the output's gradient.
+  /// weight_gradients_ and diff_bias from src and the output's gradient.
   template <typename Element>
   void weight_gradients(const Element* src, const Element* dst, const Element* diff_dst, float* diff_bias);
 
@@ -66,9 +66,8 @@ class FewChannelConv2DKernel {
   int64_t image_outputs_;  // OH x OW x F
   int64_t group_images_;   // images whose output the activation takes at once, while it is in cache
   Activation activation_;
-  onednn::WeightsForPrimitive keras_weights_;  // stored -> [KH, KW, C, F]
-  onednn::BoundPrimitive gradients_to_stored_;  // [KH, KW, C, F] -> stored (none when the same)
-  std::vector<float> keras_gradients_;
+  onednn::WeightsForPrimitive keras_weights_;         // stored -> [KH, KW, C, F]
+  onednn::GradientsInKerasLayout weight_gradients_;  // [KH, KW, C, F] -> stored (direct gradients)
   std::vector<ThreadState> threads_;
   std::vector<float> zero_bias_;
 };

@@ -1,5 +1,7 @@
 #include "kernels/onednn/engine.h"
 
+#include <algorithm>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -169,6 +171,21 @@ const void* WeightsForPrimitive::operator()(const float* stored, bool reuse) {
     kernels::round_to_bfloat16(values, values, copy_floats_);
   }
   return copy_.get();
+}
+
+GradientsInKerasLayout::GradientsInKerasLayout(const memory::desc& keras, const memory::desc& stored)
+    : values_(keras.get_size() / sizeof(float)) {
+  if (stored == keras) return;
+  dnnl::reorder::primitive_desc pd(engine(), keras, engine(), stored);
+  to_stored_ = BoundPrimitive(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, keras}, {DNNL_ARG_TO, stored}});
+}
+
+void GradientsInKerasLayout::write(float* stored) {
+  if (to_stored_.empty()) {
+    std::copy(values_.begin(), values_.end(), stored);
+  } else {
+    to_stored_.execute({values_.data(), stored}, nullptr);
+  }
 }
 
 void reorder(const memory::desc& from_desc, const void* from, const memory::desc& to_desc,

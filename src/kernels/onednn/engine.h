@@ -93,6 +93,21 @@ class WeightsForPrimitive {
   int64_t copy_floats_ = 0;
 };
 
+/// Weight gradients a kernel of Tenfold's own sums in Keras' layout, handed over in the layout
+/// the weights are stored in: copied when the two agree, else reordered.
+class GradientsInKerasLayout {
+ public:
+  GradientsInKerasLayout() = default;
+  GradientsInKerasLayout(const memory::desc& keras, const memory::desc& stored);
+  std::vector<float>& values() { return values_; }
+  /// Writes values() to `stored`, in the stored layout.
+  void write(float* stored);
+
+ private:
+  std::vector<float> values_;
+  BoundPrimitive to_stored_;  // none when the layouts agree
+};
+
 /// Reorders `count` floats between two layouts of the same logical tensor (save/load path).
 void reorder(const memory::desc& from_desc, const void* from, const memory::desc& to_desc,
              void* to);

@@ -25,8 +25,6 @@ using vectors::load;
 using vectors::load_floats;
 using vectors::store;
 
-constexpr int64_t max_in_channels = 4;
-
 // Filters go two vectors at a time, and a last one alone. Forward, a unit is 8 / V pixels of a
 // row, or a pooling window's 4: 8 sums in flight keep both FMA units busy (4, for a 1 -> 16
 // layer, waited on the FMAs' latency: slower than the few-channel kernel).
@@ -157,9 +155,16 @@ int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1
 
 }  // namespace
 
+// Only where the weight gradient's taps fit one block (a 3x3 kernel on one channel): with
+// several blocks each re-reads the image's gradients, and oneDNN's backward was 2-4x faster
+// (`tenfold-bench-few-channel`-style timings, 1 thread, float32: 1 -> 32 5x5 on 64x64 images
+// 10.7 ms vs 4.95; 3 -> 64 5x5 70.8 vs 17.5; 3 -> 32 3x3 5.7 vs 3.9; benchmark_cnn's pooled
+// 1 -> 32 5x5 backward 4.9 -> 11-13 ms per replica step), and oneDNN's forward is at its peak
+// on 3 channels' longer reductions.
 bool DirectConv2DKernel::handles(const WindowGeometry& conv, const Activation& activation, bool need_diff_src) {
   const bool plain_relu = activation.kind == Activation::relu && activation.alpha == 0 && std::isinf(activation.max_value);
-  return !need_diff_src && (plain_relu || activation.kind == Activation::linear) && conv.in_channels <= max_in_channels &&
+  const int64_t taps = conv.window_height * conv.window_width * conv.in_channels;
+  return !need_diff_src && (plain_relu || activation.kind == Activation::linear) && taps <= tap_block &&
          conv.out_channels % lanes == 0 && conv.dilation_height == 1 && conv.dilation_width == 1 && conv.groups == 1;
 }
 

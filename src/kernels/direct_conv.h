@@ -1,7 +1,7 @@
 #pragma once
-// A first layer's Conv2D computed directly, 16 filters to an AVX-512 vector: an image's few
-// channels make a reduction of 9 to 100 values, too short for oneDNN's kernels (the recipe's
-// 1 -> 32 3x3 ran at a third of the machine's peak). Each unit of work is 8 sums in registers:
+// A first layer's Conv2D computed directly, 16 filters to an AVX-512 vector: a 3x3 kernel on
+// one channel (or 1x1 on up to 9) is a reduction of 9 values, too short for oneDNN's kernels
+// (the recipe's 1 -> 32 3x3 ran at a third of the machine's peak). Each unit of work is 8 sums in registers:
 // 4 or 8 neighbours in a row for 32 or 16 filters, or the 2x2 window of a max pooling right
 // after the convolution (the first block of most small CNNs). Pooled, only the
 // pooled output and its argmax are stored: the chunked fused step (layers/fusion.cpp) writes
@@ -22,9 +22,9 @@ namespace tenfold::kernels {
 
 class DirectConv2DKernel {
  public:
-  /// Whether this kernel computes convolution `conv` with `activation`: at most 4 input
-  /// channels, filters a multiple of 16, no dilation or groups, relu or no activation, no
-  /// input gradient wanted.
+  /// Whether this kernel computes convolution `conv` with `activation`: at most 9 taps
+  /// (window x input channels), filters a multiple of 16, no dilation or groups, relu or no
+  /// activation, no input gradient wanted.
   static bool handles(const WindowGeometry& conv, const Activation& activation, bool need_diff_src);
   /// The same followed by max pooling `pool`: 2x2 windows at stride 2, unpadded.
   static bool handles(const WindowGeometry& conv, const WindowGeometry& pool, const Activation& activation,

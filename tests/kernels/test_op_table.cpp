@@ -605,7 +605,8 @@ std::vector<ConvRow> direct_conv_rows() {
     if (DirectConv2DKernel::handles(row.geometry(2, 9), row.activation, !row.first_layer)) rows.push_back(row);
   }
   rows.push_back({3, 2, Padding::same, 1, 32, true, Activation::relu});  // strided_avgpool's first layer
-  rows.push_back({5, 1, Padding::same, 2, 48, true, Activation::linear});  // two vectors of filters, then one
+  rows.push_back({3, 1, Padding::same, 1, 48, true, Activation::linear});  // two vectors of filters, then one
+  rows.push_back({1, 1, Padding::valid, 4, 32, true, Activation::relu});
   return rows;
 }
 
@@ -645,9 +646,9 @@ struct ConvMaxPoolRow {
 
 const ConvMaxPoolRow conv_max_pool_rows[] = {
     {{3, 1, Padding::valid, 1, 32, true, Activation::relu}, 28},  // the recipe's
-    {{3, 1, Padding::same, 3, 32, true, Activation::relu}, 9},
-    {{5, 1, Padding::same, 1, 48, true, Activation::linear}, 12},  // two vectors of filters, then one
-    {{5, 1, Padding::valid, 4, 16, true, Activation::relu}, 11},
+    {{3, 1, Padding::same, 1, 32, true, Activation::relu}, 9},
+    {{3, 1, Padding::same, 1, 48, true, Activation::linear}, 12},  // two vectors of filters, then one
+    {{3, 1, Padding::valid, 1, 16, true, Activation::relu}, 11},
     {{1, 1, Padding::valid, 2, 64, true, Activation::relu}, 8},
     {{3, 2, Padding::same, 1, 32, true, Activation::relu}, 28},  // strides 2: 14x14 pooled to 7x7
 };
@@ -701,13 +702,11 @@ void check_conv_max_pool_rows(DType dtype) {
 
       onednn::OnednnWeightLayout layout = conv_layout(conv);
       auto native_kernel = to_native(layout, kernel);
-      // A bfloat16 model's fused step reads bfloat16 inputs where the reduction is 64 or more
-      // (layers/fusion.cpp's conv_dtype), float32 ones below.
-      const DType src_dtype = in_bfloat16 && taps >= 64 ? DType::bfloat16 : DType::float32;
-      const std::vector<bfloat16> x16 = to_bfloat16s(x);
-      const void* input = src_dtype == DType::bfloat16 ? static_cast<const void*>(x16.data()) : x.data();
-      DirectConv2DKernel conv_max_pool(conv, row.conv.activation, true, layout.native_desc(), true, src_dtype, dtype,
-                                        pool);
+      // A bfloat16 model's fused step reads float32 inputs rounded to bfloat16 here (a
+      // reduction below 64: layers/fusion.cpp's conv_dtype).
+      const void* input = x.data();
+      DirectConv2DKernel conv_max_pool(conv, row.conv.activation, true, layout.native_desc(), true, DType::float32,
+                                        dtype, pool);
       std::vector<uint8_t> argmax(out_count);
       std::vector<float> y(out_count), dy = upstream, dnative(native_kernel.size()), dbias(bias.size());
       std::vector<bfloat16> y16(out_count), dy16 = to_bfloat16s(upstream);
@@ -745,7 +744,8 @@ TEST_F(OpTable, DirectConv2DTakesFirstLayersOfWholeFilterVectorsOnly) {
   EXPECT_FALSE(DirectConv2DKernel::handles(conv, pool, parse_activation("relu6"), false));
   auto other_conv = [&](ConvRow row) { return DirectConv2DKernel::handles(row.geometry(4, 28), pool, Activation::relu, false); };
   EXPECT_FALSE(other_conv({3, 1, Padding::valid, 1, 24, true, Activation::relu}));  // 24 filters
-  EXPECT_FALSE(other_conv({3, 1, Padding::valid, 5, 32, true, Activation::relu}));  // 5 channels
+  EXPECT_FALSE(other_conv({3, 1, Padding::valid, 2, 32, true, Activation::relu}));  // 18 taps
+  EXPECT_FALSE(other_conv({5, 1, Padding::valid, 1, 32, true, Activation::relu}));  // 25 taps
   EXPECT_FALSE(other_conv({3, 1, Padding::valid, 1, 32, true, Activation::relu, 2}));  // dilated
   const WindowGeometry three = make_window_geometry(4, 26, 26, 32, 32, 3, 3, 3, 3, Padding::valid, 1, 1, 1);
   EXPECT_FALSE(DirectConv2DKernel::handles(conv, three, Activation::relu, false));

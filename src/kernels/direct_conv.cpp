@@ -192,7 +192,10 @@ DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activat
       keras_weights_(stored_weights, onednn::Conv2DKernel::keras_weights_desc(conv), dtype == DType::bfloat16),
       weight_gradients_(onednn::Conv2DKernel::keras_weights_desc(conv), stored_weights),
       bias_gradients_(size_t(conv.out_channels)),
-      zero_bias_(size_t(conv.out_channels), 0.0f) {
+      zero_bias_(size_t(conv.out_channels), 0.0f),
+      padded_(size_t(max_threads()), std::vector<float>(size_t(padded_rows_ * padded_width_ * conv.in_channels), 0.0f)),
+      sums_per_thread_((taps_ + tap_block + 1) * conv.out_channels),
+      sums_(size_t(max_threads()) * size_t(sums_per_thread_)) {
   check_argument(max_pool ? handles(conv, *max_pool, activation, false) : handles(conv, activation, false),
                  "this Conv2D is not one DirectConv2DKernel computes");
   const int64_t channels = conv.in_channels, right = conv.stride_width * channels;
@@ -216,7 +219,6 @@ const float* DirectConv2DKernel::padded_image(const Source* src, int64_t n, std:
   const WindowGeometry& g = conv_;
   const int64_t channels = g.in_channels, row = g.in_width * channels;
   const Source* image = src + n * g.in_height * row;
-  padded.resize(size_t(padded_rows_ * padded_width_ * channels));  // zeros the first time: the border stays so
   const int64_t rows = std::min(g.in_height, padded_rows_ - g.pad_top);
   const int64_t columns = std::min(g.in_width, padded_width_ - g.pad_left);
   for (int64_t iy = 0; iy < rows; ++iy) {
@@ -247,12 +249,14 @@ void DirectConv2DKernel::for_each_unit(const float* image, int64_t n, Call call)
   }
 }
 
+int DirectConv2DKernel::threads() const { return std::min(max_threads(), int(padded_.size())); }
+
 template <typename Source, typename Visit>
-void DirectConv2DKernel::for_each_image(const Source* src, Visit visit) const {
+void DirectConv2DKernel::for_each_image(const Source* src, Visit visit) {
   const int64_t filters = conv_.out_channels;
-#pragma omp parallel num_threads(max_threads())
+#pragma omp parallel num_threads(threads())
   {
-    std::vector<float> padded;
+    std::vector<float>& padded = padded_[size_t(thread_number())];
 #pragma omp for schedule(static)
     for (int64_t n = 0; n < conv_.batch; ++n) {
       const float* image = padded_image(src, n, padded);
@@ -322,15 +326,13 @@ void DirectConv2DKernel::backward(const void* src, const void* dst, const void* 
 template <typename Source, typename Element>
 void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, const Element* diff_dst,
                                      const uint8_t* argmax) {
-  const int64_t filters = conv_.out_channels, vectors_per_tap = filters / lanes;
-  // Per thread: the sums [taps + a block][filters / 16], then the bias's [filters / 16].
-  const int64_t sums_per_thread = (taps_ + tap_block + 1) * vectors_per_tap;
-  const int threads = max_threads();
-  std::vector<Floats> sums(size_t(threads * sums_per_thread), Floats{});
+  const int64_t filters = conv_.out_channels;
+  const int team = threads();
+  std::fill(sums_.begin(), sums_.end(), 0.0f);
   const OutputGradients<Element> gradients{dst, diff_dst, argmax, relu_, filters};
   for_each_image(src, [&](const float* image, int64_t n, int64_t f0, auto vectors) {
     constexpr int V = decltype(vectors)::value, TB = tap_block, P = backward_row_unit;
-    Floats* own = sums.data() + thread_number() * sums_per_thread;
+    float* own = sums_.data() + thread_number() * sums_per_thread_;
     // The sums of taps [t0, t0 + TB) x filters [f0, f0 + 16 V) in registers across the image.
     for (int64_t t0 = 0; t0 < taps_; t0 += TB) {
       Floats block[TB][V] = {}, bias_block[V] = {};
@@ -348,12 +350,12 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
           }
         }
       });
+      auto add = [](float* to, Floats v) { store(to, load(to) + v); };
       for (int t = 0; t < TB; ++t) {
-        for (int v = 0; v < V; ++v) own[(t0 + t) * vectors_per_tap + f0 / lanes + v] += block[t][v];
+        for (int v = 0; v < V; ++v) add(own + (t0 + t) * filters + f0 + v * lanes, block[t][v]);
       }
       if (t0 == 0) {
-        Floats* own_bias = own + (taps_ + tap_block) * vectors_per_tap;
-        for (int v = 0; v < V; ++v) own_bias[f0 / lanes + v] += bias_block[v];
+        for (int v = 0; v < V; ++v) add(own + (taps_ + tap_block) * filters + f0 + v * lanes, bias_block[v]);
       }
     }
   });
@@ -361,17 +363,11 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
   std::vector<float>& keras_gradients = weight_gradients_.values();
   std::fill(keras_gradients.begin(), keras_gradients.end(), 0.0f);
   std::fill(bias_gradients_.begin(), bias_gradients_.end(), 0.0f);
-  for (int thread = 0; thread < threads; ++thread) {
-    const Floats* own = sums.data() + thread * sums_per_thread;
-    for (int64_t i = 0; i < taps_ * vectors_per_tap; ++i) {
-      float* to = keras_gradients.data() + i * lanes;
-      store(to, load(to) + own[i]);
-    }
-    const Floats* own_bias = own + (taps_ + tap_block) * vectors_per_tap;
-    for (int64_t v = 0; v < vectors_per_tap; ++v) {
-      float* to = bias_gradients_.data() + v * lanes;
-      store(to, load(to) + own_bias[v]);
-    }
+  for (int thread = 0; thread < team; ++thread) {
+    const float* own = sums_.data() + thread * sums_per_thread_;
+    for (int64_t i = 0; i < taps_ * filters; ++i) keras_gradients[size_t(i)] += own[i];
+    const float* own_bias = own + (taps_ + tap_block) * filters;
+    for (int64_t f = 0; f < filters; ++f) bias_gradients_[size_t(f)] += own_bias[f];
   }
 }
 

@@ -52,14 +52,16 @@ class DirectConv2DKernel {
   /// One image of src, zero-padded as the convolution pads it, in float32 in a thread's buffer.
   template <typename Source>
   const float* padded_image(const Source* src, int64_t n, std::vector<float>& padded) const;
+  /// The threads for_each_image runs: OpenMP's, at most as many as were made buffers for.
+  int threads() const;
   template <typename Source, typename Element>
   void forward_in(const Source* src, const float* weights, const float* bias, Element* dst, uint8_t* argmax);
   template <typename Source, typename Element>
   void backward_in(const Source* src, const Element* dst, const Element* diff_dst, const uint8_t* argmax);
-  /// visit(image n padded, n, f0, std::integral_constant<int, V>) for each image (in parallel;
-  /// OpenMP's static schedule, max_threads() threads) and group of V vectors of filters from f0.
+  /// visit(image n padded, n, f0, std::integral_constant<int, V>) for each image (in parallel,
+  /// threads() of them, OpenMP's static schedule) and group of V vectors of filters from f0.
   template <typename Source, typename Visit>
-  void for_each_image(const Source* src, Visit visit) const;
+  void for_each_image(const Source* src, Visit visit);
   /// The units of `image` (pooling windows, or P pixels of a row): call(unit's padded input,
   /// unit's first output, pixels in it).
   template <int P, typename Call>
@@ -76,6 +78,11 @@ class DirectConv2DKernel {
   onednn::WeightsForPrimitive keras_weights_;         // stored -> [KH, KW, C, F]
   onednn::GradientsInKerasLayout weight_gradients_;  // [KH, KW, C, F] -> stored
   std::vector<float> bias_gradients_, zero_bias_;
+  // Per thread, made once: an image padded (its border stays zero), and the weight gradient's
+  // sums [taps + a block][filters] then the bias's [filters].
+  std::vector<std::vector<float>> padded_;
+  int64_t sums_per_thread_;
+  std::vector<float> sums_;
 };
 
 }  // namespace tenfold::kernels

@@ -36,7 +36,7 @@ constexpr int window_pixels = 4;
 // Backward, the sums are a block of 9 taps x V vectors (a 3x3 kernel's in one block; 9 in
 // flight), the unit 4 pixels of a row: with 8 pixels and 19 taps their addresses needed more
 // general registers than there are, and spilled (2x slower).
-constexpr int tap_block = 9;
+constexpr int gradient_taps = 9;
 constexpr int backward_row_unit = 4;
 static_assert(backward_row_unit == window_pixels, "backward's units are rows or windows alike");
 
@@ -114,6 +114,14 @@ void store_pooled(const UnitSums<window_pixels, V>& sums, float floor, Element* 
   }
 }
 
+int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+// Named, not anonymous: backward's lambdas capture it, and CI's unity build includes this file
+// into a batch, where GCC warns (-Wsubobject-linkage) of internal linkage inside them.
+namespace direct_conv {
+
 /// The output's gradient, and where it goes, for one image.
 template <typename Element>
 struct OutputGradients {
@@ -151,9 +159,7 @@ struct OutputGradients {
   }
 };
 
-int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
-
-}  // namespace
+}  // namespace direct_conv
 
 // Only where the weight gradient's taps fit one block (a 3x3 kernel on one channel): with
 // several blocks each re-reads the image's gradients, and oneDNN's backward was 2-4x faster
@@ -164,7 +170,7 @@ int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1
 bool DirectConv2DKernel::handles(const WindowGeometry& conv, const Activation& activation, bool need_diff_src) {
   const bool plain_relu = activation.kind == Activation::relu && activation.alpha == 0 && std::isinf(activation.max_value);
   const int64_t taps = conv.window_height * conv.window_width * conv.in_channels;
-  return !need_diff_src && (plain_relu || activation.kind == Activation::linear) && taps <= tap_block &&
+  return !need_diff_src && (plain_relu || activation.kind == Activation::linear) && taps <= gradient_taps &&
          conv.out_channels % lanes == 0 && conv.dilation_height == 1 && conv.dilation_width == 1 && conv.groups == 1;
 }
 
@@ -194,7 +200,7 @@ DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activat
       bias_gradients_(size_t(conv.out_channels)),
       zero_bias_(size_t(conv.out_channels), 0.0f),
       padded_(size_t(max_threads()), std::vector<float>(size_t(padded_rows_ * padded_width_ * conv.in_channels), 0.0f)),
-      sums_per_thread_((taps_ + tap_block + 1) * conv.out_channels),
+      sums_per_thread_((taps_ + gradient_taps + 1) * conv.out_channels),
       sums_(size_t(max_threads()) * size_t(sums_per_thread_)) {
   check_argument(max_pool ? handles(conv, *max_pool, activation, false) : handles(conv, activation, false),
                  "this Conv2D is not one DirectConv2DKernel computes");
@@ -204,7 +210,7 @@ DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activat
   for (int p = 0; p < sums_in_flight; ++p) pixel_offsets_[p] = pool_ ? window[p % window_pixels] : p * right;
   // Tap (ky, kx, c) is tap (ky * KW + kx) * C + c, as Keras orders the kernel; the backward's
   // last block of taps reads tap 0's input into sums nobody reads.
-  tap_offsets_.assign(size_t(taps_ + tap_block), 0);
+  tap_offsets_.assign(size_t(taps_ + gradient_taps), 0);
   for (int64_t ky = 0; ky < conv.window_height; ++ky) {
     for (int64_t kx = 0; kx < conv.window_width; ++kx) {
       for (int64_t c = 0; c < channels; ++c) {
@@ -329,9 +335,9 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
   const int64_t filters = conv_.out_channels;
   const int team = threads();
   std::fill(sums_.begin(), sums_.end(), 0.0f);
-  const OutputGradients<Element> gradients{dst, diff_dst, argmax, relu_, filters};
+  const direct_conv::OutputGradients<Element> gradients{dst, diff_dst, argmax, relu_, filters};
   for_each_image(src, [&](const float* image, int64_t n, int64_t f0, auto vectors) {
-    constexpr int V = decltype(vectors)::value, TB = tap_block, P = backward_row_unit;
+    constexpr int V = decltype(vectors)::value, TB = gradient_taps, P = backward_row_unit;
     float* own = sums_.data() + thread_number() * sums_per_thread_;
     // The sums of taps [t0, t0 + TB) x filters [f0, f0 + 16 V) in registers across the image.
     for (int64_t t0 = 0; t0 < taps_; t0 += TB) {
@@ -355,7 +361,7 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
         for (int v = 0; v < V; ++v) add(own + (t0 + t) * filters + f0 + v * lanes, block[t][v]);
       }
       if (t0 == 0) {
-        for (int v = 0; v < V; ++v) add(own + (taps_ + tap_block) * filters + f0 + v * lanes, bias_block[v]);
+        for (int v = 0; v < V; ++v) add(own + (taps_ + gradient_taps) * filters + f0 + v * lanes, bias_block[v]);
       }
     }
   });
@@ -366,7 +372,7 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
   for (int thread = 0; thread < team; ++thread) {
     const float* own = sums_.data() + thread * sums_per_thread_;
     for (int64_t i = 0; i < taps_ * filters; ++i) keras_gradients[size_t(i)] += own[i];
-    const float* own_bias = own + (taps_ + tap_block) * filters;
+    const float* own_bias = own + (taps_ + gradient_taps) * filters;
     for (int64_t f = 0; f < filters; ++f) bias_gradients_[size_t(f)] += own_bias[f];
   }
 }

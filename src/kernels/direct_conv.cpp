@@ -33,9 +33,9 @@ constexpr int sums_in_flight = 8;
 constexpr int row_unit(int V) { return sums_in_flight / V; }
 constexpr int window_pixels = 4;
 
-// Backward, the sums are a block of 9 taps x V vectors (a 3x3 kernel's in one block; 9 in
-// flight), the unit 4 pixels of a row: with 8 pixels and 19 taps their addresses needed more
-// general registers than there are, and spilled (2x slower).
+// Backward, the sums are all the taps (at most 9: handles()) x V vectors, 9 in flight, the
+// unit 4 pixels of a row: with 8 pixels and 19 taps their addresses needed more general
+// registers than there are, and spilled (2x slower).
 constexpr int gradient_taps = 9;
 constexpr int backward_row_unit = 4;
 static_assert(backward_row_unit == window_pixels, "backward's units are rows or windows alike");
@@ -200,7 +200,7 @@ DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activat
       bias_gradients_(size_t(conv.out_channels)),
       zero_bias_(size_t(conv.out_channels), 0.0f),
       padded_(size_t(max_threads()), std::vector<float>(size_t(padded_rows_ * padded_width_ * conv.in_channels), 0.0f)),
-      sums_per_thread_((taps_ + gradient_taps + 1) * conv.out_channels),
+      sums_per_thread_((gradient_taps + 1) * conv.out_channels),
       sums_(size_t(max_threads()) * size_t(sums_per_thread_)) {
   check_argument(max_pool ? handles(conv, *max_pool, activation, false) : handles(conv, activation, false),
                  "this Conv2D is not one DirectConv2DKernel computes");
@@ -208,9 +208,9 @@ DirectConv2DKernel::DirectConv2DKernel(const WindowGeometry& conv, const Activat
   const int64_t down = conv.stride_height * padded_width_ * channels;
   const int64_t window[window_pixels] = {0, right, down, down + right};
   for (int p = 0; p < sums_in_flight; ++p) pixel_offsets_[p] = pool_ ? window[p % window_pixels] : p * right;
-  // Tap (ky, kx, c) is tap (ky * KW + kx) * C + c, as Keras orders the kernel; the backward's
-  // last block of taps reads tap 0's input into sums nobody reads.
-  tap_offsets_.assign(size_t(taps_ + gradient_taps), 0);
+  // Tap (ky, kx, c) is tap (ky * KW + kx) * C + c, as Keras orders the kernel; backward's
+  // taps past the kernel's read tap 0's input into sums nobody reads.
+  tap_offsets_.assign(size_t(gradient_taps), 0);
   for (int64_t ky = 0; ky < conv.window_height; ++ky) {
     for (int64_t kx = 0; kx < conv.window_width; ++kx) {
       for (int64_t c = 0; c < channels; ++c) {
@@ -339,31 +339,27 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
   for_each_image(src, [&](const float* image, int64_t n, int64_t f0, auto vectors) {
     constexpr int V = decltype(vectors)::value, TB = gradient_taps, P = backward_row_unit;
     float* own = sums_.data() + thread_number() * sums_per_thread_;
-    // The sums of taps [t0, t0 + TB) x filters [f0, f0 + 16 V) in registers across the image.
-    for (int64_t t0 = 0; t0 < taps_; t0 += TB) {
-      Floats block[TB][V] = {}, bias_block[V] = {};
-      // Units of 4 pixels, pooled (windows) or not (rows).
-      for_each_unit<P>(image, n, [&](const float* first, int64_t out, int64_t count) {
-        const UnitPixels<P> pixels(first, pixel_offsets_);
-        Floats routed[P][V];
-        gradients.template route<P, V>(out + f0, count, routed, bias_block);
-        // Unrolled, so the block's sums stay in registers (GCC kept them in memory).
+    // The sums of all taps x filters [f0, f0 + 16 V) in registers across the image.
+    Floats block[TB][V] = {}, bias_block[V] = {};
+    // Units of 4 pixels, pooled (windows) or not (rows).
+    for_each_unit<P>(image, n, [&](const float* first, int64_t out, int64_t count) {
+      const UnitPixels<P> pixels(first, pixel_offsets_);
+      Floats routed[P][V];
+      gradients.template route<P, V>(out + f0, count, routed, bias_block);
+      // Unrolled, so the block's sums stay in registers (GCC kept them in memory).
 #pragma GCC unroll 32
-        for (int t = 0; t < TB; ++t) {
-          for (int p = 0; p < P; ++p) {
-            const float x = pixels.at[p][tap_offsets_[size_t(t0 + t)]];
-            for (int v = 0; v < V; ++v) block[t][v] += x * routed[p][v];
-          }
-        }
-      });
-      auto add = [](float* to, Floats v) { store(to, load(to) + v); };
       for (int t = 0; t < TB; ++t) {
-        for (int v = 0; v < V; ++v) add(own + (t0 + t) * filters + f0 + v * lanes, block[t][v]);
+        for (int p = 0; p < P; ++p) {
+          const float x = pixels.at[p][tap_offsets_[size_t(t)]];
+          for (int v = 0; v < V; ++v) block[t][v] += x * routed[p][v];
+        }
       }
-      if (t0 == 0) {
-        for (int v = 0; v < V; ++v) add(own + (taps_ + gradient_taps) * filters + f0 + v * lanes, bias_block[v]);
-      }
+    });
+    auto add = [](float* to, Floats v) { store(to, load(to) + v); };
+    for (int t = 0; t < TB; ++t) {
+      for (int v = 0; v < V; ++v) add(own + t * filters + f0 + v * lanes, block[t][v]);
     }
+    for (int v = 0; v < V; ++v) add(own + gradient_taps * filters + f0 + v * lanes, bias_block[v]);
   });
   // The threads' sums in thread order, so a run's gradients do not depend on timing.
   std::vector<float>& keras_gradients = weight_gradients_.values();
@@ -372,7 +368,7 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
   for (int thread = 0; thread < team; ++thread) {
     const float* own = sums_.data() + thread * sums_per_thread_;
     for (int64_t i = 0; i < taps_ * filters; ++i) keras_gradients[size_t(i)] += own[i];
-    const float* own_bias = own + (taps_ + gradient_taps) * filters;
+    const float* own_bias = own + gradient_taps * filters;
     for (int64_t f = 0; f < filters; ++f) bias_gradients_[size_t(f)] += own_bias[f];
   }
 }

@@ -79,7 +79,7 @@ class DirectConv2DKernel {
   onednn::GradientsInKerasLayout weight_gradients_;  // [KH, KW, C, F] -> stored
   std::vector<float> bias_gradients_, zero_bias_;
   // Per thread, made once: an image padded (its border stays zero), and the weight gradient's
-  // sums [taps + a block][filters] then the bias's [filters].
+  // sums [9 taps][filters] then the bias's [filters].
   std::vector<std::vector<float>> padded_;
   int64_t sums_per_thread_;
   std::vector<float> sums_;

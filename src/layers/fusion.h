@@ -9,8 +9,8 @@
 // batch small enough to stay in cache, and never stores the convolution output at all: the
 // activation's derivative is taken at each window's maximum from the pooled output (valid for
 // any increasing activation), and the pooling backward feeds the convolution backward chunk by
-// chunk. A first layer of few channels into whole vectors of filters with relu (the recipe's)
-// runs kernels/direct_conv.h instead: each pooling window's convolution in registers, over the
+// chunk. A first layer with a 3x3 kernel on one channel into whole vectors of filters, with
+// relu or none (the recipe's), runs kernels/direct_conv.h instead: each pooling window's convolution in registers, over the
 // whole batch.
 #include <memory>
 

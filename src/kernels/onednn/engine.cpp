@@ -1,7 +1,6 @@
 #include "kernels/onednn/engine.h"
 
 #include <algorithm>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>

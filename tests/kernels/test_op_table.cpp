@@ -130,7 +130,8 @@ std::vector<ConvRow> conv_rows() {
           rows.push_back({kernel, 1, padding, 16, 32, false, Activation::relu, dilation, 1});
         }
       }
-  // Winograd's (conv2d.cpp's winograd_pays): 3x3 stride 1 with 32 channels and more.
+  // Winograd's (conv2d.cpp's winograd_pays): 3x3 stride 1 with 32 channels in and out and 96
+  // together (on these rows' small images).
   rows.push_back({3, 1, Padding::same, 32, 32, false, Activation::relu});
   rows.push_back({3, 1, Padding::same, 64, 64, false, Activation::linear});
   rows.push_back({3, 1, Padding::valid, 32, 64, false, Activation::relu});
@@ -255,9 +256,38 @@ TEST_F(OpTable, Conv2DRunsWinogradWhereItPays) {
   for (const std::string& implementation : winograd) EXPECT_TRUE(is_winograd(implementation)) << implementation;
   // Its blocked copies of the input and output: 2 x 256 x 14 x 14 x 64 floats.
   EXPECT_EQ(winograd_scratch, size_t(2 * 256 * 14 * 14 * 64 * 4));
-  auto [direct, direct_scratch] = implementations_of({3, 1, Padding::same, 16, 16, false, Activation::relu});
-  for (const std::string& implementation : direct) EXPECT_FALSE(is_winograd(implementation)) << implementation;
-  EXPECT_EQ(direct_scratch, 0u);
+  // 32 -> 32 at 28x28 takes it, at 14x14 not (its 4x4 tiles waste a quarter there).
+  WindowGeometry large = ConvRow{3, 1, Padding::same, 32, 32, false, Activation::relu}.geometry(layout_batch, 28);
+  onednn::Conv2DKernel large_conv(large, Activation::relu, true, conv_layout(large).native_desc(), true);
+  EXPECT_TRUE(large_conv.winograd());
+  for (const ConvRow& row : {ConvRow{3, 1, Padding::same, 32, 32, false, Activation::relu},
+                             ConvRow{3, 1, Padding::same, 16, 16, false, Activation::relu}}) {
+    auto [direct, direct_scratch] = implementations_of(row);
+    for (const std::string& implementation : direct) EXPECT_FALSE(is_winograd(implementation)) << implementation;
+    EXPECT_EQ(direct_scratch, 0u);
+  }
+}
+
+TEST_F(OpTable, WinogradCopiesOnlyActivationsWhoseLayoutDiffers) {
+  // nChw16c over 16 channels is NHWC's own bytes: Winograd reads and writes those in place, and
+  // copies the others (through its scratch), with and without a fused activation.
+  using Method = onednn::Conv2DKernel::Method;
+  const ConvRow rows[] = {{3, 1, Padding::same, 16, 16, false, Activation::relu},
+                          {3, 1, Padding::same, 16, 32, false, Activation::linear},
+                          {3, 1, Padding::same, 32, 16, false, Activation::relu},
+                          {3, 1, Padding::valid, 32, 48, false, Activation::relu}};
+  for (const ConvRow& row : rows) {
+    SCOPED_TRACE(row.name());
+    check_conv_against_reference(row, 9, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+      onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), true, DType::float32, false,
+                                onednn::Conv2DKernel::WeightGradients::float32, Method::winograd);
+      EXPECT_TRUE(conv.winograd());
+      const size_t input_copy = row.channels == 16 ? 0 : aligned_size(size_t(g.batch * 9 * 9 * row.channels) * 4);
+      const size_t output_copy = row.filters == 16 ? 0 : size_t(g.batch * g.out_height * g.out_width * row.filters) * 4;
+      EXPECT_EQ(conv.scratch_bytes(), input_copy + output_copy);
+      return conv;
+    });
+  }
 }
 
 TEST_F(OpTable, Conv2DWithoutWeightGradientsMakesNoBackwardWeightsPrimitive) {

@@ -54,16 +54,20 @@ dnnl::convolution_forward::desc forward_desc(const ConvDescs& d, const memory::d
 
 /// Where oneDNN's Winograd kernels (F(4x4, 3x3): float32, blocked nChw16c activations) beat
 /// its direct ones on NHWC, their copies between the layouts counted: 3x3, stride 1, no
-/// dilation or groups, at least 32 channels in and out. Measured forward + backward-data +
-/// backward-weights + 4 layout copies against direct, 256 samples, 1 thread (AVX-512):
-/// 16->16 at 28x28 1.05x, 32->32 at 14x14 1.23x, at 28x28 1.39x, 64->64 at 14x14 1.52x,
-/// 128->128 at 7x7 1.70x. Rounding: about twice direct's (max error against double 1.4e-6
-/// vs 6e-7 on outputs of order 1), as cuDNN's Winograd kernels that PyTorch and TensorFlow
-/// pick on GPUs.
+/// dilation or groups, at least 32 channels in and out, and either 96 in and out together or
+/// outputs of at least 28x28 (its tiles of 4x4 waste a quarter of 14x14 or 7x7). Measured
+/// forward + backward (data and weights), 256 samples, two replicas on one core each
+/// (`tenfold-bench-conv --replicas 2`), Winograd's speedup: 32->32 at 7x7 0.88x, 14x14 0.86x,
+/// 16x16 0.98x, 28x28 1.10x, 56x56 1.10x; 48->48 at 14x14 1.08x; 32->64 at 14x14 1.23x, 64->32
+/// 1.10x; 64->64 at 7x7 1.33x, 14x14 1.29x, 28x28 1.54x; 128->128 at 7x7 1.37x; 16->16 at 28x28
+/// 0.82x (no copies: nChw16c is NHWC there). Rounding: about twice direct's (max error against
+/// double 1.4e-6 vs 6e-7 on outputs of order 1), as cuDNN's Winograd kernels that PyTorch and
+/// TensorFlow pick on GPUs.
 bool winograd_pays(const WindowGeometry& g, DType dtype) {
+  const bool enough_channels = g.in_channels >= 32 && g.out_channels >= 32 &&
+                               (g.in_channels + g.out_channels >= 96 || g.out_height * g.out_width >= 28 * 28);
   return dtype == DType::float32 && g.window_height == 3 && g.window_width == 3 && g.stride_height == 1 &&
-         g.stride_width == 1 && g.dilation_height == 1 && g.dilation_width == 1 && g.groups == 1 &&
-         g.in_channels >= 32 && g.out_channels >= 32;
+         g.stride_width == 1 && g.dilation_height == 1 && g.dilation_width == 1 && g.groups == 1 && enough_channels;
 }
 
 /// The same descriptors with blocked activations (Winograd's layout).
@@ -144,7 +148,7 @@ memory::desc Conv2DKernel::keras_weights_desc(const WindowGeometry& g) {
 
 Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                            const memory::desc& stored_weights, bool need_diff_src, DType dtype,
-                           bool bfloat16_weights, WeightGradients weight_gradients)
+                           bool bfloat16_weights, WeightGradients weight_gradients, Method method)
     : use_bias_(use_bias),
       dtype_(dtype),
       rows_(g.batch * g.out_height * g.out_width),
@@ -158,19 +162,21 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   // instead of 9 ms. The stored weights are reordered for a primitive that picked otherwise.
   dnnl::primitive_attr forward_attr = user_scratchpad_attr();
   forward_attr.set_post_ops(activation_post_ops(activation));
-  algorithm method = algorithm::convolution_direct;
+  algorithm chosen = algorithm::convolution_direct;
   dnnl::convolution_forward::primitive_desc forward_pd;
-  if (winograd_pays(g, dtype)) {
+  if (method == Method::winograd || (method == Method::chosen && winograd_pays(g, dtype))) {
     try {
       const ConvDescs blocked = with_blocked_activations(nhwc);
       forward_pd = {forward_desc(blocked, blocked.any_weights, use_bias, algorithm::convolution_winograd),
                     forward_attr, engine()};
       d = blocked;
-      method = algorithm::convolution_winograd;
+      chosen = algorithm::convolution_winograd;
+      winograd_ = true;
     } catch (const dnnl::error&) {  // not implemented for this shape or activation: direct
+      check_argument(method != Method::winograd, "oneDNN has no Winograd kernel for this convolution");
     }
   }
-  if (method == algorithm::convolution_direct) {
+  if (!winograd_) {
     forward_pd = {forward_desc(d, d.any_weights, use_bias), forward_attr, engine()};
   }
   forward_weights_ = WeightsForPrimitive(stored_weights, forward_pd.weights_desc(), bfloat16_weights);
@@ -183,7 +189,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   dnnl::primitive_attr attr = user_scratchpad_attr();
   if (need_diff_src) {
     dnnl::convolution_backward_data::primitive_desc pd(
-        {method, d.src, d.any_weights, d.dst, d.strides, d.dilates,
+        {chosen, d.src, d.any_weights, d.dst, d.strides, d.dilates,
          d.padding_left, d.padding_right},
         attr, engine(), forward_pd);
     backward_data_weights_ = WeightsForPrimitive(stored_weights, pd.weights_desc(), bfloat16_weights);
@@ -192,12 +198,15 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
                                      {DNNL_ARG_WEIGHTS, pd.weights_desc()},
                                      {DNNL_ARG_DIFF_SRC, d.src}});
   }
-  if (method == algorithm::convolution_winograd) {
+  // nChw16c over 16 channels is NHWC's own bytes: those activations are not copied.
+  if (winograd_ && g.in_channels != 16) {
     src_to_blocked_ = layout_copy(nhwc.src, d.src);
-    dst_to_blocked_ = layout_copy(nhwc.dst, d.dst);
-    blocked_to_dst_ = layout_copy(d.dst, nhwc.dst);
     if (need_diff_src) blocked_to_src_ = layout_copy(d.src, nhwc.src);
     blocked_src_bytes_ = aligned_size(d.src.get_size());
+  }
+  if (winograd_ && g.out_channels != 16) {
+    dst_to_blocked_ = layout_copy(nhwc.dst, d.dst);
+    blocked_to_dst_ = layout_copy(d.dst, nhwc.dst);
     blocked_dst_bytes_ = d.dst.get_size();
   }
   // No weight gradient wanted (inference, a frozen layer): no backward-weights primitive.
@@ -215,7 +224,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
                             {{DNNL_ARG_SRC, descs.src}, {DNNL_ARG_DIFF_DST, descs.dst},
                              {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()}});
     };
-    backward_weights_ = make_backward_weights(d, forward_pd, method);
+    backward_weights_ = make_backward_weights(d, forward_pd, chosen);
     if (dtype == DType::bfloat16 && !need_diff_src && reduction_size(g) < 64) {
       // A first layer over few input channels: oneDNN's bfloat16 backward-weights is several
       // times slower than its float32 one on some (1->32 3x3 stride 2, 1->6 5x5) and not on
@@ -284,29 +293,43 @@ void Conv2DKernel::bind_scratch(std::byte* scratch) {
 }
 
 const void* Conv2DKernel::blocked(BoundPrimitive& copy, const void* nhwc, std::byte* to) {
+  if (copy.empty()) return nhwc;
   check_argument(to != nullptr, "a Winograd Conv2D kernel runs only after bind_scratch");
   copy.execute({nhwc, to}, nullptr);
   return to;
 }
 
+void* Conv2DKernel::blocked_output(const BoundPrimitive& copy_back, void* nhwc, std::byte* to) {
+  if (copy_back.empty()) return nhwc;
+  check_argument(to != nullptr, "a Winograd Conv2D kernel runs only after bind_scratch");
+  return to;
+}
+
+void Conv2DKernel::copy_back(BoundPrimitive& copy, void* output, void* nhwc) {
+  if (!copy.empty()) copy.execute({output, nhwc}, nullptr);
+}
+
 void Conv2DKernel::forward(const void* src, const float* weights, const float* bias, void* dst, bool reuse_weights) {
   const void* picked = forward_weights_(weights, reuse_weights);
-  const void* conv_src = winograd() ? blocked(src_to_blocked_, src, blocked_src_) : src;
-  void* conv_dst = winograd() ? blocked_dst_ : dst;
+  const void* conv_src = blocked(src_to_blocked_, src, blocked_src_);
+  void* conv_dst = blocked_output(blocked_to_dst_, dst, blocked_dst_);
   if (use_bias_) {
     forward_.execute({conv_src, picked, bias, conv_dst}, scratchpad_.get());
   } else {
     forward_.execute({conv_src, picked, conv_dst}, scratchpad_.get());
   }
-  if (winograd()) blocked_to_dst_.execute({conv_dst, dst}, nullptr);
+  copy_back(blocked_to_dst_, conv_dst, dst);
 }
 
 void Conv2DKernel::backward(const void* src, const void* dst, void* diff_dst,
                             const float* weights, void* diff_src, float* diff_weights,
                             float* diff_bias) {
   activation_backward(dst, diff_dst);
-  if (diff_src != nullptr) backward_data(diff_dst, weights, diff_src);
-  if (!backward_weights_.empty()) backward_weights(src, diff_dst, diff_weights, diff_bias, false);
+  // diff_dst copied to Winograd's layout once for both gradients; the weights' first, since the
+  // data gradient's blocked output takes the scratch of src's copy.
+  const void* conv_diff_dst = blocked(dst_to_blocked_, diff_dst, blocked_dst_);
+  if (!backward_weights_.empty()) weight_gradients(src, diff_dst, conv_diff_dst, diff_weights, diff_bias, false);
+  if (diff_src != nullptr) data_gradient(conv_diff_dst, weights, diff_src, false);
 }
 
 void Conv2DKernel::activation_backward(const void* dst, void* diff_dst) {
@@ -314,30 +337,34 @@ void Conv2DKernel::activation_backward(const void* dst, void* diff_dst) {
 }
 
 void Conv2DKernel::backward_data(const void* diff_dst, const float* weights, void* diff_src, bool reuse_weights) {
+  data_gradient(blocked(dst_to_blocked_, diff_dst, blocked_dst_), weights, diff_src, reuse_weights);
+}
+
+void Conv2DKernel::data_gradient(const void* conv_diff_dst, const float* weights, void* diff_src, bool reuse_weights) {
   check_argument(!backward_data_.empty(), "Conv2D kernel was built without input gradient");
   const void* picked = backward_data_weights_(weights, reuse_weights);
-  if (winograd()) {
-    backward_data_.execute({blocked(dst_to_blocked_, diff_dst, blocked_dst_), picked, blocked_src_}, scratchpad_.get());
-    blocked_to_src_.execute({blocked_src_, diff_src}, nullptr);
-  } else {
-    backward_data_.execute({diff_dst, picked, diff_src}, scratchpad_.get());
-  }
+  void* conv_diff_src = blocked_output(blocked_to_src_, diff_src, blocked_src_);
+  backward_data_.execute({conv_diff_dst, picked, conv_diff_src}, scratchpad_.get());
+  copy_back(blocked_to_src_, conv_diff_src, diff_src);
 }
 
 void Conv2DKernel::backward_weights(const void* src, const void* diff_dst, float* diff_weights,
                                     float* diff_bias, bool accumulate) {
+  weight_gradients(src, diff_dst, blocked(dst_to_blocked_, diff_dst, blocked_dst_), diff_weights, diff_bias,
+                   accumulate);
+}
+
+void Conv2DKernel::weight_gradients(const void* src, const void* diff_dst, const void* conv_diff_dst,
+                                    float* diff_weights, float* diff_bias, bool accumulate) {
   check_argument(!backward_weights_.empty(), "Conv2D kernel was built without weight gradients");
   if (float_src_) {  // the float32 kernel was faster (see the constructor)
     kernels::to_float(static_cast<const bfloat16*>(src), reinterpret_cast<float*>(float_src_.get()), src_elements_);
     kernels::to_float(static_cast<const bfloat16*>(diff_dst), reinterpret_cast<float*>(float_diff_dst_.get()),
                       rows_ * channels_);
     backward_weights_.execute({float_src_.get(), float_diff_dst_.get(), own_diff_weights_.get()}, scratchpad_.get());
-  } else if (winograd()) {
-    backward_weights_.execute({blocked(src_to_blocked_, src, blocked_src_), blocked(dst_to_blocked_, diff_dst, blocked_dst_),
-                               own_diff_weights_.get()},
-                              scratchpad_.get());
   } else {
-    backward_weights_.execute({src, diff_dst, own_diff_weights_.get()}, scratchpad_.get());
+    backward_weights_.execute({blocked(src_to_blocked_, src, blocked_src_), conv_diff_dst, own_diff_weights_.get()},
+                              scratchpad_.get());
   }
   (accumulate ? add_to_weights_layout_ : to_weights_layout_)
       .execute({own_diff_weights_.get(), diff_weights}, nullptr);

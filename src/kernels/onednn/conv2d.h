@@ -19,6 +19,9 @@ class Conv2DKernel {
   /// once per process and geometry. `none`: no weight gradient is wanted (inference, a frozen
   /// layer), so no backward-weights primitive is made and backward computes none.
   enum class WeightGradients { fastest, bfloat16, float32, none };
+  /// oneDNN's algorithm: `chosen` takes Winograd where conv2d.cpp's winograd_pays says it
+  /// pays, direct elsewhere; the others force one (bench/conv_methods.cpp times both).
+  enum class Method { chosen, direct, winograd };
 
   /// The weight layout oneDNN runs fastest with for this geometry.
   static memory::desc preferred_weights_desc(const WindowGeometry& g);
@@ -33,13 +36,17 @@ class Conv2DKernel {
   /// for a bfloat16 one).
   Conv2DKernel(const WindowGeometry& g, Activation activation, bool use_bias,
                const memory::desc& stored_weights, bool need_diff_src, DType dtype = DType::float32,
-               bool bfloat16_weights = false, WeightGradients weight_gradients = WeightGradients::fastest);
+               bool bfloat16_weights = false, WeightGradients weight_gradients = WeightGradients::fastest,
+               Method method = Method::chosen);
 
   /// The implementation oneDNN picked for each primitive, e.g. "forward brg:avx512_core".
   std::vector<std::string> implementations() const;
+  /// Whether oneDNN runs Winograd's algorithm (direct otherwise).
+  bool winograd() const { return winograd_; }
   /// A Winograd kernel (see conv2d.cpp's winograd_pays) copies its input and output to and
-  /// from oneDNN's blocked layout in a scratch of this many bytes (0 for the others), bound
-  /// before the first call; nothing in it is kept between calls.
+  /// from oneDNN's blocked layout (nChw16c; the same bytes as NHWC for 16 channels, which are
+  /// not copied) in a scratch of this many bytes (0 for the others), bound before the first
+  /// call; nothing in it is kept between calls.
   size_t scratch_bytes() const;
   void bind_scratch(std::byte* scratch);
 
@@ -77,10 +84,22 @@ class Conv2DKernel {
   int64_t src_elements_ = 0;
   ActivationKernel activation_;
   std::shared_ptr<std::byte> scratchpad_;
-  // Winograd: copies of src (and diff_src) and dst (and diff_dst) in the blocked layout.
-  bool winograd() const { return blocked_dst_bytes_ > 0; }
-  /// `copy` of `nhwc` into `to`; returns `to`.
+  /// backward_data from `conv_diff_dst`, diff_dst as the primitive reads it (blocked for
+  /// Winograd).
+  void data_gradient(const void* conv_diff_dst, const float* weights, void* diff_src, bool reuse_weights);
+  /// backward_weights, with diff_dst also as the primitive reads it (`conv_diff_dst`).
+  void weight_gradients(const void* src, const void* diff_dst, const void* conv_diff_dst, float* diff_weights,
+                        float* diff_bias, bool accumulate);
+  // Winograd: copies of src (and diff_src) and dst (and diff_dst) in the blocked layout, where
+  // it differs from NHWC (the copies are empty where it does not).
+  bool winograd_ = false;
+  /// `nhwc` as the Winograd primitives read it: its `copy` into `to`, or itself.
   static const void* blocked(BoundPrimitive& copy, const void* nhwc, std::byte* to);
+  /// Where a Winograd primitive writes what ends in `nhwc`: `to` when `copy_back` copies it
+  /// there afterwards, `nhwc` itself otherwise.
+  static void* blocked_output(const BoundPrimitive& copy_back, void* nhwc, std::byte* to);
+  /// Copies a Winograd primitive's `output` (from blocked_output) into `nhwc`, if it is not there.
+  static void copy_back(BoundPrimitive& copy, void* output, void* nhwc);
   BoundPrimitive src_to_blocked_, dst_to_blocked_, blocked_to_src_, blocked_to_dst_;
   size_t blocked_src_bytes_ = 0, blocked_dst_bytes_ = 0;
   std::byte* blocked_src_ = nullptr;

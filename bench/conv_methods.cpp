@@ -3,7 +3,8 @@
 // to and from the blocked layout counted: best forward and backward of --repeats calls, in ms,
 // one JSON line per method. The methods take turns call by call, so a noisy machine slows both
 // alike. With --replicas R, R copies run at once on one thread each, as R replicas train
-// (sharing the memory bandwidth); the first one's times. What conv2d.cpp's winograd_pays rests on.
+// (sharing the memory bandwidth); the first one's times. Conv2DKernel measures the same at
+// compile to pick one; conv2d.cpp's winograd_possible cites these timings.
 //   tenfold-bench-conv [--batch 256] [--size 28] [--in 16] [--filters 16] [--replicas 1]
 //                      [--repeats 20]
 #include <algorithm>

@@ -87,6 +87,9 @@ def inbound_names(layer):
     return [tensor["config"]["keras_history"][0] for tensor in tensors]
 
 
+WINDOWED = ("Conv2D", "DepthwiseConv2D", "MaxPooling2D", "AveragePooling2D")
+
+
 def nodes(config):
     """The model's layer calls in order, as (name, class name, layer config, input names, input
     shapes, output shape), shapes without the batch: (H, W, C) for images, (features,) after
@@ -105,17 +108,19 @@ def nodes(config):
         reads = [previous] if sequential else inbound_names(layer)
         inputs = [shapes[read] for read in reads]
         shape = inputs[0]
-        if kind in ("Conv2D", "MaxPooling2D", "AveragePooling2D"):
-            kernel = c["kernel_size"] if kind == "Conv2D" else c["pool_size"]
+        if kind in WINDOWED:
+            kernel = c["pool_size"] if kind.endswith("Pooling2D") else c["kernel_size"]
             strides = c["strides"] or kernel
             height, width = (out_size(n, k, s, c["padding"])
                              for n, k, s in zip(shape, kernel, strides))
-            out = (height, width, c["filters"] if kind == "Conv2D" else shape[2])
+            channels = {"Conv2D": c.get("filters"),
+                        "DepthwiseConv2D": shape[2] * c.get("depth_multiplier", 1)}.get(kind, shape[2])
+            out = (height, width, channels)
         elif kind == "Flatten":
             out = (math.prod(shape),)
         elif kind == "Dense":
             out = (c["units"],)
-        elif kind in ("Dropout", "Activation", "Add", "BatchNormalization", "RandomFlip",
+        elif kind in ("Dropout", "Activation", "ReLU", "Add", "BatchNormalization", "RandomFlip",
                       "RandomTranslation"):
             out = shape
         elif kind == "Concatenate":
@@ -130,13 +135,15 @@ def nodes(config):
 
 
 def flops(config):
-    """(training, forward) FLOPs per sample: 2 x MACs of every Conv2D and Dense; training is 3x
+    """(training, forward) FLOPs per sample: 2 x MACs of every convolution and Dense; training is 3x
     forward (forward, input and weight gradients) but 2x for the first of them, which needs no
     input gradient. Pooling, merging and activations are not counted."""
     training = forward = 0
     for _, kind, c, _, (shape, *_), out in nodes(config):
         if kind == "Conv2D":
             layer = 2 * out[0] * out[1] * math.prod(c["kernel_size"]) * shape[2] * out[2]
+        elif kind == "DepthwiseConv2D":
+            layer = 2 * out[0] * out[1] * math.prod(c["kernel_size"]) * out[2]
         elif kind == "Dense":
             layer = 2 * shape[0] * out[0]
         else:
@@ -194,18 +201,21 @@ def torch_model(config):
     def layer_module(kind, c, shape):
         """The torch modules of one Keras layer on NCHW images or (N, features)."""
         modules = []
-        if kind in ("Conv2D", "MaxPooling2D", "AveragePooling2D"):
-            kernel = tuple(c["kernel_size"] if kind == "Conv2D" else c["pool_size"])
+        if kind in WINDOWED:
+            kernel = tuple(c["pool_size"] if kind.endswith("Pooling2D") else c["kernel_size"])
             strides = tuple(c["strides"] or kernel)
             (top, bottom), (left, right) = (
                 tf_same_pad(n, k, s) if c["padding"] == "same" else (0, 0)
                 for n, k, s in zip(shape, kernel, strides))
             symmetric = top == bottom and left == right
-            if kind == "Conv2D":
+            if kind in ("Conv2D", "DepthwiseConv2D"):
                 if not symmetric:
                     modules.append(nn.ZeroPad2d((left, right, top, bottom)))
-                modules.append(nn.Conv2d(shape[2], c["filters"], kernel, strides,
-                                         (top, left) if symmetric else 0, bias=c["use_bias"]))
+                depthwise = kind == "DepthwiseConv2D"
+                filters = shape[2] * c["depth_multiplier"] if depthwise else c["filters"]
+                modules.append(nn.Conv2d(shape[2], filters, kernel, strides,
+                                         (top, left) if symmetric else 0, bias=c["use_bias"],
+                                         groups=shape[2] if depthwise else 1))
             elif kind == "MaxPooling2D":
                 if top or bottom or left or right:  # TF's max pooling ignores the padding
                     modules.append(nn.ConstantPad2d((left, right, top, bottom), -math.inf))
@@ -221,6 +231,10 @@ def torch_model(config):
             modules.append(nn.Linear(shape[0], c["units"], bias=c["use_bias"]))
         elif kind == "Dropout":
             modules.append(nn.Dropout(c["rate"]))
+        elif kind == "ReLU":
+            if c["negative_slope"] or c["threshold"] or c["max_value"] not in (None, 6.0):
+                raise ValueError("ReLU other than relu and relu6 is not one of the zoo's")
+            modules.append(nn.ReLU() if c["max_value"] is None else nn.ReLU6())
         elif kind == "RandomFlip":
             if c["mode"] != "horizontal":
                 raise ValueError(f"RandomFlip mode {c['mode']} is not one of the zoo's")

@@ -1,7 +1,7 @@
 """Writes bench/zoo/*.json: the model zoo of bench/zoo.py, each made by Keras (PyPI) and
 written by model.to_json(), as a user would hand it to `tenfold train --model`: Sequential
-models, and residual ones (Functional; with BatchNormalization; one with augmentation layers and
-a compile config). All take Fashion-MNIST images (28, 28, 1) and give 10
+models, residual ones (Functional; with BatchNormalization; one with augmentation layers and a
+compile config) and a MobileNet-style one. All take Fashion-MNIST images (28, 28, 1) and give 10
 softmax classes. Also examples/resnet_fashion_mnist.json, the ResNet trained to 0.937.
 
 Run: python3 tools/make_zoo_models.py"""
@@ -139,6 +139,22 @@ def resnet_fashion_mnist():
     return resnet_augmented(epochs=25, steps_per_epoch=469, shift=0.05, name="resnet_fashion_mnist")
 
 
+def mobilenet_small():
+    """MobileNet-style (Sequential): a strided stem, then depthwise-separable blocks (a 3x3
+    DepthwiseConv2D and a 1x1 Conv2D, each with BatchNormalization and ReLU6 as Keras'
+    MobileNet writes them: no bias, ReLU(6.0) layers), global average pooling, Dropout."""
+    def normalized(layer):
+        return [layer, layers.BatchNormalization(), layers.ReLU(6.0)]
+
+    body = normalized(layers.Conv2D(32, 3, strides=2, padding="same", use_bias=False))
+    for filters, strides in ((64, 1), (128, 2), (128, 1)):
+        body += normalized(layers.DepthwiseConv2D(3, strides=strides, padding="same", use_bias=False))
+        body += normalized(layers.Conv2D(filters, 1, use_bias=False))
+    body += [layers.GlobalAveragePooling2D(), layers.Dropout(0.2),
+             layers.Dense(10, activation="softmax")]
+    return keras.Sequential([keras.Input(shape=(28, 28, 1))] + body, name="mobilenet_small")
+
+
 def main():
     os.makedirs(ZOO, exist_ok=True)
     models = [keras.Sequential([keras.Input(shape=(28, 28, 1))] + body, name=name)
@@ -146,6 +162,7 @@ def main():
     models.append(resnet_small())
     models.append(resnet_bn())
     models.append(resnet_augmented())
+    models.append(mobilenet_small())
     for model in models:
         with open(os.path.join(ZOO, model.name + ".json"), "w") as f:
             f.write(model.to_json(indent=1) + "\n")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -52,22 +53,21 @@ dnnl::convolution_forward::desc forward_desc(const ConvDescs& d, const memory::d
           d.strides, d.dilates, d.padding_left, d.padding_right};
 }
 
-/// Where oneDNN's Winograd kernels (F(4x4, 3x3): float32, blocked nChw16c activations) beat
-/// its direct ones on NHWC, their copies between the layouts counted: 3x3, stride 1, no
-/// dilation or groups, at least 32 channels in and out, and either 96 in and out together or
-/// outputs of at least 28x28 (its tiles of 4x4 waste a quarter of 14x14 or 7x7). Measured
-/// forward + backward (data and weights), 256 samples, two replicas on one core each
-/// (`tenfold-bench-conv --replicas 2`), Winograd's speedup: 32->32 at 7x7 0.88x, 14x14 0.86x,
-/// 16x16 0.98x, 28x28 1.10x, 56x56 1.10x; 48->48 at 14x14 1.08x; 32->64 at 14x14 1.23x, 64->32
-/// 1.10x; 64->64 at 7x7 1.33x, 14x14 1.29x, 28x28 1.54x; 128->128 at 7x7 1.37x; 16->16 at 28x28
-/// 0.82x (no copies: nChw16c is NHWC there). Rounding: about twice direct's (max error against
-/// double 1.4e-6 vs 6e-7 on outputs of order 1), as cuDNN's Winograd kernels that PyTorch and
-/// TensorFlow pick on GPUs.
-bool winograd_pays(const WindowGeometry& g, DType dtype) {
-  const bool enough_channels = g.in_channels >= 32 && g.out_channels >= 32 &&
-                               (g.in_channels + g.out_channels >= 96 || g.out_height * g.out_width >= 28 * 28);
+/// Where oneDNN has Winograd kernels (F(4x4, 3x3): float32, blocked nChw16c activations) that
+/// may beat its direct ones on NHWC: 3x3, stride 1, no dilation or groups, at least 16 channels
+/// in and out (fewer are padded to 16). Whether they do depends on the shape and the CPU, so it
+/// is measured (Conv2DKernel::winograd_measured_faster). Measured with `tenfold-bench-conv
+/// --replicas 2`, forward + backward (data and weights) of 256 samples, Winograd's speedup on an
+/// Intel Xeon (AMX): 32->32 at 7x7 0.88x, 14x14 0.86x, 16x16 0.98x, 28x28 1.10x, 56x56 1.10x;
+/// 48->48 at 14x14 1.08x; 32->64 at 14x14 1.23x, 64->32 1.10x; 64->64 at 7x7 1.33x, 14x14 1.29x,
+/// 28x28 1.54x; 128->128 at 7x7 1.37x; 16->16 at 28x28 0.82x; on an AMD EPYC (an earlier
+/// bench, 1 thread) 32->32 at 14x14 1.23x, 16->16 at 28x28 1.05x. Rounding: about twice
+/// direct's (max error against double 1.4e-6 vs 6e-7 on outputs of order 1), as cuDNN's
+/// Winograd kernels that PyTorch and TensorFlow pick on GPUs.
+bool winograd_possible(const WindowGeometry& g, DType dtype) {
   return dtype == DType::float32 && g.window_height == 3 && g.window_width == 3 && g.stride_height == 1 &&
-         g.stride_width == 1 && g.dilation_height == 1 && g.dilation_width == 1 && g.groups == 1 && enough_channels;
+         g.stride_width == 1 && g.dilation_height == 1 && g.dilation_width == 1 && g.groups == 1 &&
+         g.in_channels >= 16 && g.out_channels >= 16;
 }
 
 /// The same descriptors with blocked activations (Winograd's layout).
@@ -91,12 +91,13 @@ double seconds_of(const Run& run) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// decide() for the first convolution of geometry `g` in this process, its answer for the
-/// others; one decision at a time (a timing runs alone).
-bool decided_once(const WindowGeometry& g, const std::function<bool()>& decide) {
+/// decide() for the first convolution of geometry `g` that asks `question` in this process,
+/// its answer for the others; one decision at a time (a timing runs alone).
+enum class Question { float32_weight_gradients, winograd };
+bool decided_once(Question question, const WindowGeometry& g, const std::function<bool()>& decide) {
   static std::mutex mutex;
   static std::map<std::vector<int64_t>, bool> decided;
-  const std::vector<int64_t> key = {g.batch, g.in_height, g.in_width, g.in_channels, g.out_channels,
+  const std::vector<int64_t> key = {int64_t(question), g.batch, g.in_height, g.in_width, g.in_channels, g.out_channels,
                                     g.window_height, g.window_width, g.stride_height, g.stride_width,
                                     g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, g.dilation_height,
                                     g.dilation_width, g.groups};
@@ -131,6 +132,46 @@ bool float32_clearly_faster(BoundPrimitive& in_bfloat16, BoundPrimitive& in_floa
 
 }  // namespace
 
+bool Conv2DKernel::winograd_measured_faster(const WindowGeometry& g, Activation activation, bool use_bias,
+                                            const memory::desc& stored_weights, bool need_diff_src,
+                                            WeightGradients weight_gradients) {
+  std::vector<Conv2DKernel> kernels;
+  for (Method method : {Method::direct, Method::winograd}) {
+    try {
+      kernels.emplace_back(g, activation, use_bias, stored_weights, need_diff_src, DType::float32, false,
+                           weight_gradients, method);
+    } catch (const Error&) {  // no Winograd kernel for this shape
+      return false;
+    }
+  }
+  // Zeros: the kernels' speed does not depend on the values, and garbage could hold denormals.
+  auto zeros = [](size_t bytes) {
+    auto block = allocate_aligned(std::max<size_t>(bytes, 1));
+    std::memset(block.get(), 0, bytes);
+    return block;
+  };
+  const size_t in = size_t(g.batch * g.in_height * g.in_width * g.in_channels) * sizeof(float);
+  const size_t out = size_t(g.batch * g.out_height * g.out_width * g.out_channels) * sizeof(float);
+  auto src = zeros(in), diff_src = zeros(in), dst = zeros(out), diff_dst = zeros(out);
+  auto weights = zeros(stored_weights.get_size()), diff_weights = zeros(stored_weights.get_size());
+  auto bias = zeros(size_t(g.out_channels) * sizeof(float)), diff_bias = zeros(size_t(g.out_channels) * sizeof(float));
+  auto scratch = zeros(kernels[1].scratch_bytes());
+  kernels[1].bind_scratch(scratch.get());
+  auto as_floats = [](const std::shared_ptr<std::byte>& block) { return reinterpret_cast<float*>(block.get()); };
+  // Each runs a training step's forward and backward, in turns, three times: the best of each.
+  double best[2] = {1e30, 1e30};
+  for (int round = 0; round < 3; ++round) {
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      kernels[k].forward(src.get(), as_floats(weights), as_floats(bias), dst.get());
+      kernels[k].backward(src.get(), dst.get(), diff_dst.get(), as_floats(weights),
+                          need_diff_src ? diff_src.get() : nullptr, as_floats(diff_weights), as_floats(diff_bias));
+      best[k] = std::min(best[k], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  return best[1] < best[0];
+}
+
 memory::desc Conv2DKernel::preferred_weights_desc(const WindowGeometry& g) {
   ConvDescs d = conv_descs(g);
   dnnl::convolution_forward::primitive_desc pd(forward_desc(d, d.any_weights, true), engine());
@@ -164,7 +205,12 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   forward_attr.set_post_ops(activation_post_ops(activation));
   algorithm chosen = algorithm::convolution_direct;
   dnnl::convolution_forward::primitive_desc forward_pd;
-  if (method == Method::winograd || (method == Method::chosen && winograd_pays(g, dtype))) {
+  const bool try_winograd =
+      method == Method::winograd ||
+      (method == Method::chosen && winograd_possible(g, dtype) && decided_once(Question::winograd, g, [&] {
+         return winograd_measured_faster(g, activation, use_bias, stored_weights, need_diff_src, weight_gradients);
+       }));
+  if (try_winograd) {
     try {
       const ConvDescs blocked = with_blocked_activations(nhwc);
       forward_pd = {forward_desc(blocked, blocked.any_weights, use_bias, algorithm::convolution_winograd),
@@ -240,7 +286,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
       float_diff_dst_ = allocate_aligned(float_descs.dst.get_size());
       bool in_float32 = weight_gradients == WeightGradients::float32;
       if (weight_gradients == WeightGradients::fastest) {
-        in_float32 = decided_once(g, [&] {
+        in_float32 = decided_once(Question::float32_weight_gradients, g, [&] {
           return float32_clearly_faster(backward_weights_, in_float, d.src, d.dst, float_src_.get(),
                                         float_diff_dst_.get());
         });

@@ -19,9 +19,16 @@ class Conv2DKernel {
   /// once per process and geometry. `none`: no weight gradient is wanted (inference, a frozen
   /// layer), so no backward-weights primitive is made and backward computes none.
   enum class WeightGradients { fastest, bfloat16, float32, none };
-  /// oneDNN's algorithm: `chosen` takes Winograd where conv2d.cpp's winograd_pays says it
-  /// pays, direct elsewhere; the others force one (bench/conv_methods.cpp times both).
+  /// oneDNN's algorithm: `chosen` takes Winograd where it may run (conv2d.cpp's
+  /// winograd_possible) and winograd_measured_faster says it does, once per process and
+  /// geometry, direct elsewhere; the others force one (bench/conv_methods.cpp times both).
   enum class Method { chosen, direct, winograd };
+
+  /// Whether the Winograd kernel runs a training step's forward and backward on scratch data
+  /// faster than the direct one, both made with these arguments (the best of three turns each).
+  static bool winograd_measured_faster(const WindowGeometry& g, Activation activation, bool use_bias,
+                                       const memory::desc& stored_weights, bool need_diff_src,
+                                       WeightGradients weight_gradients);
 
   /// The weight layout oneDNN runs fastest with for this geometry.
   static memory::desc preferred_weights_desc(const WindowGeometry& g);
@@ -43,7 +50,7 @@ class Conv2DKernel {
   std::vector<std::string> implementations() const;
   /// Whether oneDNN runs Winograd's algorithm (direct otherwise).
   bool winograd() const { return winograd_; }
-  /// A Winograd kernel (see conv2d.cpp's winograd_pays) copies its input and output to and
+  /// A Winograd kernel copies its input and output to and
   /// from oneDNN's blocked layout (nChw16c; the same bytes as NHWC for 16 channels, which are
   /// not copied) in a scratch of this many bytes (0 for the others), bound before the first
   /// call; nothing in it is kept between calls.

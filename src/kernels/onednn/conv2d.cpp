@@ -1,7 +1,6 @@
 #include "kernels/onednn/conv2d.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -12,6 +11,7 @@
 #include "core/error.h"
 #include "kernels/bfloat16.h"
 #include "kernels/column_sums.h"
+#include "kernels/timing.h"
 
 namespace tenfold::kernels::onednn {
 
@@ -56,7 +56,7 @@ dnnl::convolution_forward::desc forward_desc(const ConvDescs& d, const memory::d
 /// Where oneDNN has Winograd kernels (F(4x4, 3x3): float32, blocked nChw16c activations) that
 /// may beat its direct ones on NHWC: 3x3, stride 1, no dilation or groups, at least 16 channels
 /// in and out (fewer are padded to 16). Whether they do depends on the shape and the CPU, so it
-/// is measured (Conv2DKernel::winograd_measured_faster). Measured with `tenfold-bench-conv
+/// is measured (Conv2DKernel::time_methods). Measured with `tenfold-bench-conv
 /// --replicas 2`, forward + backward (data and weights) of 256 samples, Winograd's speedup on an
 /// Intel Xeon (AMX): 32->32 at 7x7 0.88x, 14x14 0.86x, 16x16 0.98x, 28x28 1.10x, 56x56 1.10x;
 /// 48->48 at 14x14 1.08x; 32->64 at 14x14 1.23x, 64->32 1.10x; 64->64 at 7x7 1.33x, 14x14 1.29x,
@@ -80,15 +80,6 @@ ConvDescs with_blocked_activations(ConvDescs d) {
 BoundPrimitive layout_copy(const memory::desc& from, const memory::desc& to) {
   dnnl::reorder::primitive_desc pd(engine(), from, engine(), to);
   return BoundPrimitive(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
-}
-
-/// Seconds `run` takes its second time (the first pays for first touches).
-template <typename Run>
-double seconds_of(const Run& run) {
-  run();
-  const auto start = std::chrono::steady_clock::now();
-  run();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 /// decide() for the first convolution of geometry `g` that asks `question` in this process,
@@ -116,32 +107,39 @@ bool float32_clearly_faster(BoundPrimitive& in_bfloat16, BoundPrimitive& in_floa
   auto gradients = allocate_aligned(std::max(in_bfloat16.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
                                              in_float32.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size()));
   auto scratch = allocate_aligned(std::max(in_bfloat16.scratchpad_bytes(), in_float32.scratchpad_bytes()));
-  const double bfloat16_seconds = seconds_of([&] {
-    in_bfloat16.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get());
-  });
-  const double float_seconds = seconds_of([&] {
-    kernels::to_float(reinterpret_cast<const bfloat16*>(src.get()), reinterpret_cast<float*>(float_src),
-                      int64_t(src_desc.get_size() / sizeof(bfloat16)));
-    kernels::to_float(reinterpret_cast<const bfloat16*>(diff_dst.get()), reinterpret_cast<float*>(float_diff_dst),
-                      int64_t(dst_desc.get_size() / sizeof(bfloat16)));
-    in_float32.execute({float_src, float_diff_dst, gradients.get()}, scratch.get());
-  });
+  const std::vector<double> seconds = best_seconds_in_turns(
+      {[&] { in_bfloat16.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get()); },
+       [&] {
+         kernels::to_float(reinterpret_cast<const bfloat16*>(src.get()), reinterpret_cast<float*>(float_src),
+                           int64_t(src_desc.get_size() / sizeof(bfloat16)));
+         kernels::to_float(reinterpret_cast<const bfloat16*>(diff_dst.get()), reinterpret_cast<float*>(float_diff_dst),
+                           int64_t(dst_desc.get_size() / sizeof(bfloat16)));
+         in_float32.execute({float_src, float_diff_dst, gradients.get()}, scratch.get());
+       }},
+      3);
   // Only a clear win: close timings (1->32 3x3 'same') would pick either way by noise.
-  return float_seconds < 0.75 * bfloat16_seconds;
+  return seconds[1] < 0.75 * seconds[0];
+}
+
+/// A Winograd kernel's `scratch`, checked to be bound.
+std::byte* bound(std::byte* scratch) {
+  check_argument(scratch != nullptr, "a Winograd Conv2D kernel runs only after bind_scratch");
+  return scratch;
 }
 
 }  // namespace
 
-bool Conv2DKernel::winograd_measured_faster(const WindowGeometry& g, Activation activation, bool use_bias,
-                                            const memory::desc& stored_weights, bool need_diff_src,
-                                            WeightGradients weight_gradients) {
+std::vector<Conv2DKernel::MethodSeconds> Conv2DKernel::time_methods(const WindowGeometry& g, Activation activation,
+                                                                    bool use_bias, const memory::desc& stored_weights,
+                                                                    bool need_diff_src,
+                                                                    WeightGradients weight_gradients, int rounds) {
   std::vector<Conv2DKernel> kernels;
   for (Method method : {Method::direct, Method::winograd}) {
     try {
       kernels.emplace_back(g, activation, use_bias, stored_weights, need_diff_src, DType::float32, false,
                            weight_gradients, method);
     } catch (const Error&) {  // no Winograd kernel for this shape
-      return false;
+      return {};
     }
   }
   // Zeros: the kernels' speed does not depend on the values, and garbage could hold denormals.
@@ -158,18 +156,16 @@ bool Conv2DKernel::winograd_measured_faster(const WindowGeometry& g, Activation 
   auto scratch = zeros(kernels[1].scratch_bytes());
   kernels[1].bind_scratch(scratch.get());
   auto as_floats = [](const std::shared_ptr<std::byte>& block) { return reinterpret_cast<float*>(block.get()); };
-  // Each runs a training step's forward and backward, in turns, three times: the best of each.
-  double best[2] = {1e30, 1e30};
-  for (int round = 0; round < 3; ++round) {
-    for (size_t k = 0; k < kernels.size(); ++k) {
-      const auto start = std::chrono::steady_clock::now();
-      kernels[k].forward(src.get(), as_floats(weights), as_floats(bias), dst.get());
-      kernels[k].backward(src.get(), dst.get(), diff_dst.get(), as_floats(weights),
-                          need_diff_src ? diff_src.get() : nullptr, as_floats(diff_weights), as_floats(diff_bias));
-      best[k] = std::min(best[k], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
+  std::vector<std::function<void()>> runs;
+  for (Conv2DKernel& kernel : kernels) {
+    runs.push_back([&] { kernel.forward(src.get(), as_floats(weights), as_floats(bias), dst.get()); });
+    runs.push_back([&] {
+      kernel.backward(src.get(), dst.get(), diff_dst.get(), as_floats(weights), need_diff_src ? diff_src.get() : nullptr,
+                      as_floats(diff_weights), as_floats(diff_bias));
+    });
   }
-  return best[1] < best[0];
+  const std::vector<double> seconds = best_seconds_in_turns(runs, rounds);
+  return {{seconds[0], seconds[1]}, {seconds[2], seconds[3]}};
 }
 
 memory::desc Conv2DKernel::preferred_weights_desc(const WindowGeometry& g) {
@@ -203,12 +199,12 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   // instead of 9 ms. The stored weights are reordered for a primitive that picked otherwise.
   dnnl::primitive_attr forward_attr = user_scratchpad_attr();
   forward_attr.set_post_ops(activation_post_ops(activation));
-  algorithm chosen = algorithm::convolution_direct;
   dnnl::convolution_forward::primitive_desc forward_pd;
   const bool try_winograd =
       method == Method::winograd ||
       (method == Method::chosen && winograd_possible(g, dtype) && decided_once(Question::winograd, g, [&] {
-         return winograd_measured_faster(g, activation, use_bias, stored_weights, need_diff_src, weight_gradients);
+         const auto seconds = time_methods(g, activation, use_bias, stored_weights, need_diff_src, weight_gradients, 3);
+         return !seconds.empty() && seconds[1].total() < seconds[0].total();
        }));
   if (try_winograd) {
     try {
@@ -216,7 +212,6 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
       forward_pd = {forward_desc(blocked, blocked.any_weights, use_bias, algorithm::convolution_winograd),
                     forward_attr, engine()};
       d = blocked;
-      chosen = algorithm::convolution_winograd;
       winograd_ = true;
     } catch (const dnnl::error&) {  // not implemented for this shape or activation: direct
       check_argument(method != Method::winograd, "oneDNN has no Winograd kernel for this convolution");
@@ -225,6 +220,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   if (!winograd_) {
     forward_pd = {forward_desc(d, d.any_weights, use_bias), forward_attr, engine()};
   }
+  const algorithm chosen = winograd_ ? algorithm::convolution_winograd : algorithm::convolution_direct;
   forward_weights_ = WeightsForPrimitive(stored_weights, forward_pd.weights_desc(), bfloat16_weights);
   std::vector<std::pair<int, memory::desc>> forward_args = {
       {DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, forward_pd.weights_desc()}};
@@ -340,15 +336,12 @@ void Conv2DKernel::bind_scratch(std::byte* scratch) {
 
 const void* Conv2DKernel::blocked(BoundPrimitive& copy, const void* nhwc, std::byte* to) {
   if (copy.empty()) return nhwc;
-  check_argument(to != nullptr, "a Winograd Conv2D kernel runs only after bind_scratch");
-  copy.execute({nhwc, to}, nullptr);
+  copy.execute({nhwc, bound(to)}, nullptr);
   return to;
 }
 
 void* Conv2DKernel::blocked_output(const BoundPrimitive& copy_back, void* nhwc, std::byte* to) {
-  if (copy_back.empty()) return nhwc;
-  check_argument(to != nullptr, "a Winograd Conv2D kernel runs only after bind_scratch");
-  return to;
+  return copy_back.empty() ? nhwc : bound(to);
 }
 
 void Conv2DKernel::copy_back(BoundPrimitive& copy, void* output, void* nhwc) {

@@ -20,15 +20,20 @@ class Conv2DKernel {
   /// layer), so no backward-weights primitive is made and backward computes none.
   enum class WeightGradients { fastest, bfloat16, float32, none };
   /// oneDNN's algorithm: `chosen` takes Winograd where it may run (conv2d.cpp's
-  /// winograd_possible) and winograd_measured_faster says it does, once per process and
-  /// geometry, direct elsewhere; the others force one (bench/conv_methods.cpp times both).
+  /// winograd_possible) and time_methods finds it faster, once per process and geometry, direct
+  /// elsewhere; the others force one (bench/conv_methods.cpp times both).
   enum class Method { chosen, direct, winograd };
 
-  /// Whether the Winograd kernel runs a training step's forward and backward on scratch data
-  /// faster than the direct one, both made with these arguments (the best of three turns each).
-  static bool winograd_measured_faster(const WindowGeometry& g, Activation activation, bool use_bias,
-                                       const memory::desc& stored_weights, bool need_diff_src,
-                                       WeightGradients weight_gradients);
+  struct MethodSeconds {
+    double forward = 0, backward = 0;
+    double total() const { return forward + backward; }
+  };
+  /// A direct and a Winograd kernel made with these arguments, each running a training step's
+  /// forward and backward on zeroed buffers, in turns, `rounds` times: each one's best, direct's
+  /// first. Empty where oneDNN has no Winograd kernel for the shape.
+  static std::vector<MethodSeconds> time_methods(const WindowGeometry& g, Activation activation, bool use_bias,
+                                                 const memory::desc& stored_weights, bool need_diff_src,
+                                                 WeightGradients weight_gradients, int rounds);
 
   /// The weight layout oneDNN runs fastest with for this geometry.
   static memory::desc preferred_weights_desc(const WindowGeometry& g);

@@ -79,8 +79,17 @@ class BatchNormKernel {
   /// `masked_by_b`, a multiplied by the fused ReLU's derivative at the normalization input b.
   void paired_sums(const void* a, const void* b, bool masked_by_b, double* sums);
 
+  /// The values of group `group`: width_, or fewer in a last group of fewer rows.
+  int64_t group_width(int64_t group) const;
+  /// Repeats the first `channels` coefficients of a_, b_ and offset_ over a group's width.
+  void tile_coefficients();
+
   BatchNormGeometry g_;
-  ChunkedColumnSums sums_;  // two sums per channel
+  // The passes see the rows in groups of group_rows_ (width_ values), so that short rows
+  // fill whole vectors; every per-channel array below repeats over a group's width.
+  int64_t group_rows_, width_, groups_;
+  ChunkedColumnSums sums_;  // two sums per value of a group
+  std::vector<double> group_sums_;
   std::vector<float> a_, b_, offset_;  // per-channel coefficients of the elementwise pass
   std::vector<float> forward_a_, forward_offset_;  // the last normalize's
 };

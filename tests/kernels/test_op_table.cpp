@@ -617,6 +617,34 @@ TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
 
 INSTANTIATE_TEST_SUITE_P(Table, Bfloat16Conv2DRows, ::testing::ValuesIn(conv_rows()));
 
+TEST_F(OpTable, PointwiseConv2DWeightGradientsAsAMatmulMatchReference) {
+  // A 1x1 convolution at stride 1 computes its weight gradient as a matmul over the pixels
+  // where that is faster (conv2d.cpp): forced here, in float32 and bfloat16, inside a network
+  // and as a first layer; odd channel counts that fill no vector.
+  using Gradients = onednn::Conv2DKernel::WeightGradients;
+  const ConvRow rows[] = {{1, 1, Padding::valid, 16, 16, false, Activation::relu},
+                          {1, 1, Padding::same, 32, 64, false, Activation::linear},
+                          {1, 1, Padding::valid, 3, 5, true, Activation::tanh},
+                          {1, 1, Padding::valid, 24, 40, false, parse_activation("relu6")}};
+  for (const ConvRow& row : rows) {
+    SCOPED_TRACE(row.name());
+    check_conv_against_reference(row, 9, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+      onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer, DType::float32,
+                                false, Gradients::matmul);
+      EXPECT_TRUE(conv.implementations().back().ends_with("(matmul)"));
+      return conv;
+    });
+    if (!cpu_has_bfloat16_units()) continue;
+    check_bfloat16_conv_against_reference(row, row.geometry(2, 9), [&](const WindowGeometry& g,
+                                                                      const onednn::OnednnWeightLayout& layout) {
+      onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer, DType::bfloat16,
+                                false, Gradients::matmul);
+      EXPECT_TRUE(conv.implementations().back().ends_with("(matmul)"));
+      return conv;
+    });
+  }
+}
+
 TEST_F(OpTable, Bfloat16FewChannelConv2DMatchesReference) {
   if (!cpu_has_bfloat16_units()) GTEST_SKIP() << "this CPU has no bfloat16 units; mixed_bfloat16 runs float32 kernels";
   int checked = 0;

@@ -84,7 +84,7 @@ BoundPrimitive layout_copy(const memory::desc& from, const memory::desc& to) {
 
 /// decide() for the first convolution of geometry `g` that asks `question` in this process,
 /// its answer for the others; one decision at a time (a timing runs alone).
-enum class Question { float32_weight_gradients, winograd };
+enum class Question { float32_weight_gradients, winograd, pointwise_weight_gradients_as_matmul };
 bool decided_once(Question question, const WindowGeometry& g, const std::function<bool()>& decide) {
   static std::mutex mutex;
   static std::map<std::vector<int64_t>, bool> decided;
@@ -96,6 +96,44 @@ bool decided_once(Question question, const WindowGeometry& g, const std::functio
   auto found = decided.find(key);
   if (found != decided.end()) return found->second;
   return decided[key] = decide();
+}
+
+/// A 1x1 convolution at stride 1 without padding: a matmul over the pixels.
+bool pointwise(const WindowGeometry& g) {
+  return g.window_height == 1 && g.window_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
+         g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && g.groups == 1;
+}
+
+/// A pointwise convolution's weight gradient as oneDNN's matmul: src^T [C, pixels] (NHWC read
+/// transposed) x diff_dst [pixels, F] -> [C, F] in float32, which is the weights' HWIO layout.
+BoundPrimitive pointwise_weight_gradients(const WindowGeometry& g, memory::data_type type) {
+  const int64_t pixels = g.batch * g.out_height * g.out_width;
+  const memory::desc src({g.in_channels, pixels}, type, memory::dims{1, g.in_channels});
+  const memory::desc diff_dst({pixels, g.out_channels}, type, tag::ab);
+  const memory::desc diff_weights({g.in_channels, g.out_channels}, memory::data_type::f32, tag::ab);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, diff_dst, diff_weights), user_scratchpad_attr(), engine());
+  return BoundPrimitive(dnnl::matmul(pd), pd,
+                        {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, diff_dst}, {DNNL_ARG_DST, diff_weights}});
+}
+
+/// Whether `as_matmul` computes the weight gradient clearly faster than `convolution`, both
+/// timed on the same zeroed src and diff_dst.
+bool matmul_clearly_faster(BoundPrimitive& convolution, BoundPrimitive& as_matmul, const memory::desc& src_desc,
+                           const memory::desc& dst_desc) {
+  auto zeros = [](size_t bytes) {
+    auto block = allocate_aligned(bytes);
+    std::memset(block.get(), 0, bytes);
+    return block;
+  };
+  auto src = zeros(src_desc.get_size()), diff_dst = zeros(dst_desc.get_size());
+  auto gradients = zeros(convolution.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size());
+  auto scratch = allocate_aligned(std::max({convolution.scratchpad_bytes(), as_matmul.scratchpad_bytes(), size_t(1)}));
+  const std::vector<double> seconds = best_seconds_in_turns(
+      {[&] { convolution.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get()); },
+       [&] { as_matmul.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get()); }},
+      3);
+  // Only a clear win: the two sum in different orders, and close timings would pick by noise.
+  return seconds[1] < 0.8 * seconds[0];
 }
 
 /// Whether backward-weights on float32 copies (`in_float32`, its conversions from bfloat16
@@ -267,7 +305,24 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
                              {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()}});
     };
     backward_weights_ = make_backward_weights(d, forward_pd, chosen);
-    if (dtype == DType::bfloat16 && !need_diff_src && reduction_size(g) < 64) {
+    memory::desc diff_weights = backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS);
+    const bool may_use_matmul =
+        weight_gradients == WeightGradients::matmul || weight_gradients == WeightGradients::fastest;
+    if (pointwise(g) && may_use_matmul) {
+      // oneDNN's backward-weights of a 1x1 convolution ran several times slower than its matmul
+      // of the same sums in bfloat16 (AMX; 512 x 7x7, 128 -> 128: 10.0 ms vs 1.4, 32 -> 64 at
+      // 14x14: 5.2 vs 1.2) and about as fast in float32: timed once per process and geometry.
+      BoundPrimitive as_matmul = pointwise_weight_gradients(g, d.src.data_type());
+      const bool use_matmul = weight_gradients == WeightGradients::matmul ||
+                              decided_once(Question::pointwise_weight_gradients_as_matmul, g, [&] {
+                                return matmul_clearly_faster(backward_weights_, as_matmul, d.src, d.dst);
+                              });
+      if (use_matmul) {
+        backward_weights_ = std::move(as_matmul);
+        weight_gradients_by_matmul_ = true;
+        diff_weights = memory::desc(weight_dims(g), memory::data_type::f32, tag::hwio);
+      }
+    } else if (dtype == DType::bfloat16 && !need_diff_src && reduction_size(g) < 64) {
       // A first layer over few input channels: oneDNN's bfloat16 backward-weights is several
       // times slower than its float32 one on some (1->32 3x3 stride 2, 1->6 5x5) and not on
       // others (1->32 3x3 'same'). Both read the same bfloat16 values and sum in float32, so the
@@ -289,13 +344,13 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
       }
       if (in_float32) {
         backward_weights_ = std::move(in_float);
+        diff_weights = backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS);
         src_elements_ = int64_t(d.src.get_size() / sizeof(bfloat16));
       } else {
         float_src_.reset();
         float_diff_dst_.reset();
       }
     }
-    const memory::desc diff_weights = backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS);
     own_diff_weights_ = allocate_aligned(diff_weights.get_size());
     dnnl::primitive_attr add_attr;
     dnnl::post_ops add;
@@ -322,7 +377,8 @@ std::vector<std::string> Conv2DKernel::implementations() const {
     names.push_back("backward-data " + with_reorder(backward_data_, backward_data_weights_));
   }
   if (!backward_weights_.empty()) {
-    names.push_back("backward-weights " + backward_weights_.implementation() + (float_src_ ? " (float32)" : ""));
+    names.push_back("backward-weights " + backward_weights_.implementation() + (float_src_ ? " (float32)" : "") +
+                    (weight_gradients_by_matmul_ ? " (matmul)" : ""));
   }
   return names;
 }

@@ -14,11 +14,14 @@ namespace tenfold::kernels::onednn {
 
 class Conv2DKernel {
  public:
-  /// How a bfloat16 first layer over few channels (a reduction below 64) computes its weight
-  /// gradient: oneDNN's bfloat16 or float32 kernel on the same values; `fastest` times both
-  /// once per process and geometry. `none`: no weight gradient is wanted (inference, a frozen
-  /// layer), so no backward-weights primitive is made and backward computes none.
-  enum class WeightGradients { fastest, bfloat16, float32, none };
+  /// How the weight gradient is computed. `fastest` times the alternatives a geometry has once
+  /// per process and geometry: a bfloat16 first layer over few channels (a reduction below 64)
+  /// runs oneDNN's bfloat16 or float32 kernel on the same values; a pointwise convolution (1x1,
+  /// stride 1, no padding) oneDNN's backward-weights or a matmul over the pixels. `bfloat16`
+  /// and `float32` force the first (oneDNN's backward-weights), `matmul` the second. `none`: no
+  /// weight gradient is wanted (inference, a frozen layer), so no backward-weights primitive is
+  /// made and backward computes none.
+  enum class WeightGradients { fastest, bfloat16, float32, matmul, none };
   /// oneDNN's algorithm: `chosen` takes Winograd where it may run (conv2d.cpp's
   /// winograd_possible) and time_methods finds it faster, once per process and geometry, direct
   /// elsewhere; the others force one (bench/conv_methods.cpp times both).
@@ -90,6 +93,7 @@ class Conv2DKernel {
   // overwriting or adding.
   BoundPrimitive to_weights_layout_, add_to_weights_layout_;
   std::shared_ptr<std::byte> own_diff_weights_;
+  bool weight_gradients_by_matmul_ = false;  // backward_weights_ is a matmul (a pointwise convolution)
   // A bfloat16 first layer whose weight gradient runs faster in float32: its input and output
   // gradient converted (src_elements_ values of input).
   std::shared_ptr<std::byte> float_src_, float_diff_dst_;

@@ -617,31 +617,38 @@ TEST_P(Bfloat16Conv2DRows, MatchesReferenceAndRunsNoReferenceKernel) {
 
 INSTANTIATE_TEST_SUITE_P(Table, Bfloat16Conv2DRows, ::testing::ValuesIn(conv_rows()));
 
-TEST_F(OpTable, PointwiseConv2DWeightGradientsAsAMatmulMatchReference) {
-  // A 1x1 convolution at stride 1 computes its weight gradient as a matmul over the pixels
-  // where that is faster (conv2d.cpp): forced here, in float32 and bfloat16, inside a network
-  // and as a first layer; odd channel counts that fill no vector.
+TEST_F(OpTable, Conv2DWeightGradientsAsMatmulsMatchReference) {
+  // MatmulWeightGradients (conv2d.cpp takes it where faster), forced, in float32 and bfloat16:
+  // a pointwise convolution reading its rows in place, windows copied with padding, strides,
+  // dilation, 5x5 and a first layer; 6 images of 14x14 x 288 values to a row split into chunks
+  // of 4 images and a last of 2.
   using Gradients = onednn::Conv2DKernel::WeightGradients;
-  const ConvRow rows[] = {{1, 1, Padding::valid, 16, 16, false, Activation::relu},
-                          {1, 1, Padding::same, 32, 64, false, Activation::linear},
-                          {1, 1, Padding::valid, 3, 5, true, Activation::tanh},
-                          {1, 1, Padding::valid, 24, 40, false, parse_activation("relu6")}};
-  for (const ConvRow& row : rows) {
-    SCOPED_TRACE(row.name());
-    check_conv_against_reference(row, 9, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
-      onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer, DType::float32,
-                                false, Gradients::matmul);
-      EXPECT_TRUE(conv.implementations().back().ends_with("(matmul)"));
-      return conv;
-    });
-    if (!cpu_has_bfloat16_units()) continue;
-    check_bfloat16_conv_against_reference(row, row.geometry(2, 9), [&](const WindowGeometry& g,
-                                                                      const onednn::OnednnWeightLayout& layout) {
-      onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer, DType::bfloat16,
-                                false, Gradients::matmul);
-      EXPECT_TRUE(conv.implementations().back().ends_with("(matmul)"));
-      return conv;
-    });
+  struct Case {
+    ConvRow row;
+    int64_t size = 9, batch = 2;
+  };
+  const Case cases[] = {{{1, 1, Padding::valid, 16, 16, false, Activation::relu}},
+                        {{1, 1, Padding::same, 32, 64, false, Activation::linear}},
+                        {{1, 2, Padding::valid, 24, 40, false, parse_activation("relu6")}},
+                        {{3, 2, Padding::same, 32, 64, false, Activation::relu}},
+                        {{5, 1, Padding::valid, 6, 16, false, Activation::tanh}},
+                        {{3, 1, Padding::same, 3, 5, true, Activation::relu}},
+                        {{3, 1, Padding::same, 16, 32, false, Activation::relu, 2}},
+                        {{3, 1, Padding::same, 32, 16, false, Activation::relu}, 14, 6}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.row.name() + " batch " + std::to_string(c.batch));
+    auto make = [&](DType dtype) {
+      return [&, dtype](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+        onednn::Conv2DKernel conv(g, c.row.activation, true, layout.native_desc(), !c.row.first_layer, dtype, false,
+                                  Gradients::matmul);
+        EXPECT_TRUE(conv.implementations().back().starts_with("backward-weights matmul"));
+        return conv;
+      };
+    };
+    check_conv_against_reference(c.row, c.size, make(DType::float32), c.batch);
+    if (cpu_has_bfloat16_units()) {
+      check_bfloat16_conv_against_reference(c.row, c.row.geometry(c.batch, c.size), make(DType::bfloat16));
+    }
   }
 }
 

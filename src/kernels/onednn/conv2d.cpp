@@ -84,7 +84,7 @@ BoundPrimitive layout_copy(const memory::desc& from, const memory::desc& to) {
 
 /// decide() for the first convolution of geometry `g` that asks `question` in this process,
 /// its answer for the others; one decision at a time (a timing runs alone).
-enum class Question { float32_weight_gradients, winograd, pointwise_weight_gradients_as_matmul };
+enum class Question { float32_weight_gradients, winograd, weight_gradients_as_matmul };
 bool decided_once(Question question, const WindowGeometry& g, const std::function<bool()>& decide) {
   static std::mutex mutex;
   static std::map<std::vector<int64_t>, bool> decided;
@@ -98,27 +98,9 @@ bool decided_once(Question question, const WindowGeometry& g, const std::functio
   return decided[key] = decide();
 }
 
-/// A 1x1 convolution at stride 1 without padding: a matmul over the pixels.
-bool pointwise(const WindowGeometry& g) {
-  return g.window_height == 1 && g.window_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
-         g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && g.groups == 1;
-}
-
-/// A pointwise convolution's weight gradient as oneDNN's matmul: src^T [C, pixels] (NHWC read
-/// transposed) x diff_dst [pixels, F] -> [C, F] in float32, which is the weights' HWIO layout.
-BoundPrimitive pointwise_weight_gradients(const WindowGeometry& g, memory::data_type type) {
-  const int64_t pixels = g.batch * g.out_height * g.out_width;
-  const memory::desc src({g.in_channels, pixels}, type, memory::dims{1, g.in_channels});
-  const memory::desc diff_dst({pixels, g.out_channels}, type, tag::ab);
-  const memory::desc diff_weights({g.in_channels, g.out_channels}, memory::data_type::f32, tag::ab);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, diff_dst, diff_weights), user_scratchpad_attr(), engine());
-  return BoundPrimitive(dnnl::matmul(pd), pd,
-                        {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, diff_dst}, {DNNL_ARG_DST, diff_weights}});
-}
-
 /// Whether `as_matmul` computes the weight gradient clearly faster than `convolution`, both
-/// timed on the same zeroed src and diff_dst.
-bool matmul_clearly_faster(BoundPrimitive& convolution, BoundPrimitive& as_matmul, const memory::desc& src_desc,
+/// timed on zeroed src and diff_dst (of the primitive's layouts, no smaller than NHWC's).
+bool matmul_clearly_faster(BoundPrimitive& convolution, MatmulWeightGradients& as_matmul, const memory::desc& src_desc,
                            const memory::desc& dst_desc) {
   auto zeros = [](size_t bytes) {
     auto block = allocate_aligned(bytes);
@@ -126,11 +108,12 @@ bool matmul_clearly_faster(BoundPrimitive& convolution, BoundPrimitive& as_matmu
     return block;
   };
   auto src = zeros(src_desc.get_size()), diff_dst = zeros(dst_desc.get_size());
-  auto gradients = zeros(convolution.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size());
-  auto scratch = allocate_aligned(std::max({convolution.scratchpad_bytes(), as_matmul.scratchpad_bytes(), size_t(1)}));
+  auto gradients = zeros(std::max(convolution.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
+                                  as_matmul.diff_weights_desc().get_size()));
+  auto scratch = allocate_aligned(std::max(convolution.scratchpad_bytes(), size_t(1)));
   const std::vector<double> seconds = best_seconds_in_turns(
       {[&] { convolution.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get()); },
-       [&] { as_matmul.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get()); }},
+       [&] { as_matmul.execute(src.get(), diff_dst.get(), reinterpret_cast<float*>(gradients.get())); }},
       3);
   // Only a clear win: the two sum in different orders, and close timings would pick by noise.
   return seconds[1] < 0.8 * seconds[0];
@@ -306,21 +289,22 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
     };
     backward_weights_ = make_backward_weights(d, forward_pd, chosen);
     memory::desc diff_weights = backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS);
-    const bool may_use_matmul =
-        weight_gradients == WeightGradients::matmul || weight_gradients == WeightGradients::fastest;
-    if (pointwise(g) && may_use_matmul) {
-      // oneDNN's backward-weights of a 1x1 convolution ran several times slower than its matmul
-      // of the same sums in bfloat16 (AMX; 512 x 7x7, 128 -> 128: 10.0 ms vs 1.4, 32 -> 64 at
-      // 14x14: 5.2 vs 1.2) and about as fast in float32: timed once per process and geometry.
-      BoundPrimitive as_matmul = pointwise_weight_gradients(g, d.src.data_type());
+    const bool may_use_matmul = weight_gradients == WeightGradients::matmul ||
+                                (weight_gradients == WeightGradients::fastest && dtype == DType::bfloat16 &&
+                                 g.groups == 1 && reduction_size(g) >= 64);
+    if (may_use_matmul) {
+      // oneDNN's bfloat16 backward-weights ran several times slower than its matmuls of the
+      // same sums on AMX (512 images, 1x1 128 -> 128 at 7x7: 10.0 ms vs 1.4; 32 -> 64 at 14x14:
+      // 5.2 vs 1.2): the faster is timed once per process and geometry. In float32 they ran
+      // about as fast (1x1), so float32 keeps oneDNN's without the timing.
+      MatmulWeightGradients as_matmul(g, d.src.data_type());
       const bool use_matmul = weight_gradients == WeightGradients::matmul ||
-                              decided_once(Question::pointwise_weight_gradients_as_matmul, g, [&] {
+                              decided_once(Question::weight_gradients_as_matmul, g, [&] {
                                 return matmul_clearly_faster(backward_weights_, as_matmul, d.src, d.dst);
                               });
       if (use_matmul) {
-        backward_weights_ = std::move(as_matmul);
-        weight_gradients_by_matmul_ = true;
-        diff_weights = memory::desc(weight_dims(g), memory::data_type::f32, tag::hwio);
+        diff_weights = as_matmul.diff_weights_desc();
+        matmul_weight_gradients_ = std::move(as_matmul);
       }
     } else if (dtype == DType::bfloat16 && !need_diff_src && reduction_size(g) < 64) {
       // A first layer over few input channels: oneDNN's bfloat16 backward-weights is several
@@ -377,8 +361,9 @@ std::vector<std::string> Conv2DKernel::implementations() const {
     names.push_back("backward-data " + with_reorder(backward_data_, backward_data_weights_));
   }
   if (!backward_weights_.empty()) {
-    names.push_back("backward-weights " + backward_weights_.implementation() + (float_src_ ? " (float32)" : "") +
-                    (weight_gradients_by_matmul_ ? " (matmul)" : ""));
+    names.push_back("backward-weights " + (matmul_weight_gradients_ ? matmul_weight_gradients_->implementation()
+                                                                    : backward_weights_.implementation()) +
+                    (float_src_ ? " (float32)" : ""));
   }
   return names;
 }
@@ -452,7 +437,9 @@ void Conv2DKernel::backward_weights(const void* src, const void* diff_dst, float
 void Conv2DKernel::weight_gradients(const void* src, const void* diff_dst, const void* conv_diff_dst,
                                     float* diff_weights, float* diff_bias, bool accumulate) {
   check_argument(!backward_weights_.empty(), "Conv2D kernel was built without weight gradients");
-  if (float_src_) {  // the float32 kernel was faster (see the constructor)
+  if (matmul_weight_gradients_) {
+    matmul_weight_gradients_->execute(src, diff_dst, reinterpret_cast<float*>(own_diff_weights_.get()));
+  } else if (float_src_) {  // the float32 kernel was faster (see the constructor)
     kernels::to_float(static_cast<const bfloat16*>(src), reinterpret_cast<float*>(float_src_.get()), src_elements_);
     kernels::to_float(static_cast<const bfloat16*>(diff_dst), reinterpret_cast<float*>(float_diff_dst_.get()),
                       rows_ * channels_);

@@ -3,11 +3,13 @@
 // so the jit/brgemm kernels run; plain HWIO would fall back to im2col, 16x slower), optional
 // fused elementwise activation. Forward, backward-data and backward-weights live together.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/engine.h"
+#include "kernels/onednn/matmul_weight_gradients.h"
 #include "kernels/window.h"
 
 namespace tenfold::kernels::onednn {
@@ -16,11 +18,11 @@ class Conv2DKernel {
  public:
   /// How the weight gradient is computed. `fastest` times the alternatives a geometry has once
   /// per process and geometry: a bfloat16 first layer over few channels (a reduction below 64)
-  /// runs oneDNN's bfloat16 or float32 kernel on the same values; a pointwise convolution (1x1,
-  /// stride 1, no padding) oneDNN's backward-weights or a matmul over the pixels. `bfloat16`
-  /// and `float32` force the first (oneDNN's backward-weights), `matmul` the second. `none`: no
-  /// weight gradient is wanted (inference, a frozen layer), so no backward-weights primitive is
-  /// made and backward computes none.
+  /// runs oneDNN's bfloat16 or float32 kernel on the same values; another bfloat16 one without
+  /// groups oneDNN's backward-weights or matmuls (MatmulWeightGradients). `bfloat16` and
+  /// `float32` force oneDNN's backward-weights, `matmul` the matmuls. `none`: no weight gradient
+  /// is wanted (inference, a frozen layer), so no backward-weights primitive is made and
+  /// backward computes none.
   enum class WeightGradients { fastest, bfloat16, float32, matmul, none };
   /// oneDNN's algorithm: `chosen` takes Winograd where it may run (conv2d.cpp's
   /// winograd_possible) and time_methods finds it faster, once per process and geometry, direct
@@ -93,7 +95,8 @@ class Conv2DKernel {
   // overwriting or adding.
   BoundPrimitive to_weights_layout_, add_to_weights_layout_;
   std::shared_ptr<std::byte> own_diff_weights_;
-  bool weight_gradients_by_matmul_ = false;  // backward_weights_ is a matmul (a pointwise convolution)
+  // Where faster: the weight gradient as matmuls (backward_weights_ then only timed against it).
+  std::optional<MatmulWeightGradients> matmul_weight_gradients_;
   // A bfloat16 first layer whose weight gradient runs faster in float32: its input and output
   // gradient converted (src_elements_ values of input).
   std::shared_ptr<std::byte> float_src_, float_diff_dst_;

@@ -83,10 +83,12 @@ BoundPrimitive layout_copy(const memory::desc& from, const memory::desc& to) {
 }
 
 /// decide() for the first convolution of geometry `g` that asks `question` in this process,
-/// its answer for the others; one decision at a time (a timing runs alone).
+/// its answer for the others; one decision at a time (a timing runs alone). Recursive, so a
+/// decision may build kernels that decide in turn (with a plain mutex, kernels of Winograd's
+/// timing that timed their weight gradients deadlocked).
 enum class Question { float32_weight_gradients, winograd, weight_gradients_as_matmul };
 bool decided_once(Question question, const WindowGeometry& g, const std::function<bool()>& decide) {
-  static std::mutex mutex;
+  static std::recursive_mutex mutex;
   static std::map<std::vector<int64_t>, bool> decided;
   const std::vector<int64_t> key = {int64_t(question), g.batch, g.in_height, g.in_width, g.in_channels, g.out_channels,
                                     g.window_height, g.window_width, g.stride_height, g.stride_width,

@@ -291,14 +291,16 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
     };
     backward_weights_ = make_backward_weights(d, forward_pd, chosen);
     memory::desc diff_weights = backward_weights_.arg_desc(DNNL_ARG_DIFF_WEIGHTS);
+    const bool first_layer_over_few_channels =
+        dtype == DType::bfloat16 && !need_diff_src && reduction_size(g) < 64;
     const bool may_use_matmul = weight_gradients == WeightGradients::matmul ||
                                 (weight_gradients == WeightGradients::fastest && dtype == DType::bfloat16 &&
-                                 g.groups == 1 && reduction_size(g) >= 64);
+                                 g.groups == 1 && !first_layer_over_few_channels);
     if (may_use_matmul) {
       // oneDNN's bfloat16 backward-weights ran several times slower than its matmuls of the
       // same sums on AMX (512 images, 1x1 128 -> 128 at 7x7: 10.0 ms vs 1.4; 32 -> 64 at 14x14:
-      // 5.2 vs 1.2): the faster is timed once per process and geometry. In float32 they ran
-      // about as fast (1x1), so float32 keeps oneDNN's without the timing.
+      // 5.2 vs 1.2): the faster is timed once per process and geometry. In float32 the matmuls
+      // were slower on every zoo geometry, so float32 keeps oneDNN's without the timing.
       MatmulWeightGradients as_matmul(g, d.src.data_type());
       const bool use_matmul = weight_gradients == WeightGradients::matmul ||
                               decided_once(Question::weight_gradients_as_matmul, g, [&] {
@@ -308,7 +310,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
         diff_weights = as_matmul.diff_weights_desc();
         matmul_weight_gradients_ = std::move(as_matmul);
       }
-    } else if (dtype == DType::bfloat16 && !need_diff_src && reduction_size(g) < 64) {
+    } else if (first_layer_over_few_channels) {
       // A first layer over few input channels: oneDNN's bfloat16 backward-weights is several
       // times slower than its float32 one on some (1->32 3x3 stride 2, 1->6 5x5) and not on
       // others (1->32 3x3 'same'). Both read the same bfloat16 values and sum in float32, so the

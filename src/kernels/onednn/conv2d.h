@@ -18,8 +18,8 @@ class Conv2DKernel {
  public:
   /// How the weight gradient is computed. `fastest` times the alternatives a geometry has once
   /// per process and geometry: a bfloat16 first layer over few channels (a reduction below 64)
-  /// runs oneDNN's bfloat16 or float32 kernel on the same values; another bfloat16 one without
-  /// groups oneDNN's backward-weights or matmuls (MatmulWeightGradients). `bfloat16` and
+  /// runs oneDNN's bfloat16 or float32 kernel on the same values; any other bfloat16 one
+  /// without groups oneDNN's backward-weights or matmuls (MatmulWeightGradients). `bfloat16` and
   /// `float32` force oneDNN's backward-weights, `matmul` the matmuls. `none`: no weight gradient
   /// is wanted (inference, a frozen layer), so no backward-weights primitive is made and
   /// backward computes none.

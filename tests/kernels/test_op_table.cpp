@@ -620,8 +620,8 @@ INSTANTIATE_TEST_SUITE_P(Table, Bfloat16Conv2DRows, ::testing::ValuesIn(conv_row
 TEST_F(OpTable, Conv2DWeightGradientsAsMatmulsMatchReference) {
   // MatmulWeightGradients (conv2d.cpp takes it where faster), forced, in float32 and bfloat16:
   // a pointwise convolution reading its rows in place, windows copied with padding, strides,
-  // dilation, 5x5 and a first layer; 6 images of 14x14 x 288 values to a row split into chunks
-  // of 4 images and a last of 2.
+  // dilation, 5x5 and a first layer; 6 images of 14x14 pixels of 288 float32 values split into
+  // chunks of 910 pixels (1 MiB) and a last of 266, the first ending inside an image.
   using Gradients = onednn::Conv2DKernel::WeightGradients;
   struct Case {
     ConvRow row;

@@ -1,7 +1,8 @@
 #pragma once
-// A convolution's weight gradient as oneDNN matmuls: for a chunk of images at a time, each
-// output pixel's input window is copied into a row (im2col; a chunk's rows stay in L2), and
-// rows^T x diff_dst is added into the [KH * KW * C, F] sums, the weights' HWIO layout. A 1x1
+// A convolution's weight gradient as oneDNN matmuls: for a chunk of output pixels at a time,
+// each pixel's input window is copied into a row (im2col; a chunk's rows stay in L2, whatever
+// the image size), and rows^T x diff_dst is added into the [KH * KW * C, F] sums, the weights'
+// HWIO layout. A 1x1
 // convolution at stride 1 without padding reads its input rows in place, all in one matmul.
 // On this machine's AMX, oneDNN's bfloat16 backward-weights primitive ran several times slower
 // than its matmuls (Conv2DKernel times both, conv2d.cpp).
@@ -27,9 +28,9 @@ class MatmulWeightGradients {
   std::string implementation() const;
 
  private:
-  /// The matmul over a chunk of `images` images, adding into its output.
-  BoundPrimitive make_matmul(int64_t images) const;
-  /// The windows of images [first, first + count) into rows_.
+  /// The matmul over a chunk of `pixels` output pixels, adding into its output.
+  BoundPrimitive make_matmul(int64_t pixels) const;
+  /// The windows of output pixels [first, first + count) (over all images) into rows_.
   void copy_windows(const std::byte* src, int64_t first, int64_t count);
 
   WindowGeometry g_;
@@ -37,7 +38,8 @@ class MatmulWeightGradients {
   size_t element_bytes_;
   int64_t reduction_;                // KH * KW * C: a row's values
   bool copies_;                      // false: a pointwise convolution reads src's rows
-  int64_t chunk_images_;             // images per chunk (the last may have fewer)
+  int64_t pixels_;                   // output pixels of the batch
+  int64_t chunk_pixels_;             // output pixels per chunk (the last may have fewer)
   BoundPrimitive chunk_, last_chunk_;  // last_chunk_ empty when the chunks divide the batch
   std::shared_ptr<std::byte> rows_, scratchpad_;
 };

@@ -5,7 +5,6 @@
 //   tenfold-bench-batch-norm [--rows 200704] [--channels 16] [--relu 1] [--repeats 20]
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,8 +33,7 @@ int main(int argc, char** argv) {
     kernels.emplace_back(g);
     const size_t bytes = size_t(rows * channels) * dtype_size(dtype);
     for (auto* buffer : {&src, &dst, &diff_dst, &diff_src}) {
-      buffer->push_back(allocate_aligned(bytes));
-      std::memset(buffer->back().get(), 0, bytes);  // zeros: the speed does not depend on values
+      buffer->push_back(allocate_aligned(bytes));  // zeros: the speed does not depend on values
     }
   }
   const size_t c = size_t(channels);

@@ -1,7 +1,6 @@
 #include "kernels/onednn/conv2d.h"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -104,15 +103,11 @@ bool decided_once(Question question, const WindowGeometry& g, const std::functio
 /// timed on zeroed src and diff_dst (of the primitive's layouts, no smaller than NHWC's).
 bool matmul_clearly_faster(BoundPrimitive& convolution, MatmulWeightGradients& as_matmul, const memory::desc& src_desc,
                            const memory::desc& dst_desc) {
-  auto zeros = [](size_t bytes) {
-    auto block = allocate_aligned(bytes);
-    std::memset(block.get(), 0, bytes);
-    return block;
-  };
-  auto src = zeros(src_desc.get_size()), diff_dst = zeros(dst_desc.get_size());
-  auto gradients = zeros(std::max(convolution.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
-                                  as_matmul.diff_weights_desc().get_size()));
-  auto scratch = allocate_aligned(std::max(convolution.scratchpad_bytes(), size_t(1)));
+  // allocate_aligned zeroes.
+  auto src = allocate_aligned(src_desc.get_size()), diff_dst = allocate_aligned(dst_desc.get_size());
+  auto gradients = allocate_aligned(std::max(convolution.arg_desc(DNNL_ARG_DIFF_WEIGHTS).get_size(),
+                                             as_matmul.diff_weights_desc().get_size()));
+  auto scratch = allocate_aligned(convolution.scratchpad_bytes());
   const std::vector<double> seconds = best_seconds_in_turns(
       {[&] { convolution.execute({src.get(), diff_dst.get(), gradients.get()}, scratch.get()); },
        [&] { as_matmul.execute(src.get(), diff_dst.get(), reinterpret_cast<float*>(gradients.get())); }},
@@ -165,18 +160,16 @@ std::vector<Conv2DKernel::MethodSeconds> Conv2DKernel::time_methods(const Window
       return {};
     }
   }
-  // Zeros: the kernels' speed does not depend on the values, and garbage could hold denormals.
-  auto zeros = [](size_t bytes) {
-    auto block = allocate_aligned(std::max<size_t>(bytes, 1));
-    std::memset(block.get(), 0, bytes);
-    return block;
-  };
+  // Zeros (allocate_aligned's): the kernels' speed does not depend on the values, and garbage
+  // could hold denormals.
   const size_t in = size_t(g.batch * g.in_height * g.in_width * g.in_channels) * sizeof(float);
   const size_t out = size_t(g.batch * g.out_height * g.out_width * g.out_channels) * sizeof(float);
-  auto src = zeros(in), diff_src = zeros(in), dst = zeros(out), diff_dst = zeros(out);
-  auto weights = zeros(stored_weights.get_size()), diff_weights = zeros(stored_weights.get_size());
-  auto bias = zeros(size_t(g.out_channels) * sizeof(float)), diff_bias = zeros(size_t(g.out_channels) * sizeof(float));
-  auto scratch = zeros(kernels[1].scratch_bytes());
+  const size_t weight_bytes = stored_weights.get_size(), bias_bytes = size_t(g.out_channels) * sizeof(float);
+  auto src = allocate_aligned(in), diff_src = allocate_aligned(in);
+  auto dst = allocate_aligned(out), diff_dst = allocate_aligned(out);
+  auto weights = allocate_aligned(weight_bytes), diff_weights = allocate_aligned(weight_bytes);
+  auto bias = allocate_aligned(bias_bytes), diff_bias = allocate_aligned(bias_bytes);
+  auto scratch = allocate_aligned(kernels[1].scratch_bytes());
   kernels[1].bind_scratch(scratch.get());
   auto as_floats = [](const std::shared_ptr<std::byte>& block) { return reinterpret_cast<float*>(block.get()); };
   std::vector<std::function<void()>> runs;

@@ -33,7 +33,7 @@ MatmulWeightGradients::MatmulWeightGradients(const WindowGeometry& g, memory::da
   chunk_ = make_matmul(chunk_pixels_);
   if (pixels_ % chunk_pixels_ != 0) last_chunk_ = make_matmul(pixels_ % chunk_pixels_);
   if (copies_) rows_ = allocate_aligned(size_t(chunk_pixels_) * row_bytes);
-  scratchpad_ = allocate_aligned(std::max({chunk_.scratchpad_bytes(), last_chunk_.scratchpad_bytes(), size_t(1)}));
+  scratchpad_ = allocate_aligned(std::max(chunk_.scratchpad_bytes(), last_chunk_.scratchpad_bytes()));
 }
 
 BoundPrimitive MatmulWeightGradients::make_matmul(int64_t rows) const {

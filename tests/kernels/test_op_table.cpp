@@ -245,6 +245,7 @@ TEST_F(OpTable, Conv2DRunsWinogradOnlyWhereItMayPay) {
   // Where Winograd's kernels may run (3x3, stride 1, float32, 16 channels and more in and out)
   // the faster of the two is measured once per geometry: every primitive of the kernel then
   // runs the one picked, and its scratch holds the blocked copies exactly when it is Winograd.
+  if (!onednn::winograd_available()) GTEST_SKIP() << "oneDNN has no Winograd kernels on this CPU (AVX-512 only)";
   auto is_winograd = [](const std::string& implementation) {
     return implementation.find("wino") != std::string::npos;
   };
@@ -269,14 +270,17 @@ TEST_F(OpTable, Conv2DRunsWinogradOnlyWhereItMayPay) {
     onednn::Conv2DKernel conv(g, row.activation, true, conv_layout(g).native_desc(), true);
     EXPECT_FALSE(conv.winograd()) << row.name();
   }
-  WindowGeometry g = ConvRow{3, 1, Padding::same, 64, 64, false, Activation::relu}.geometry(layout_batch, 14);
-  onednn::Conv2DKernel bfloat16_conv(g, Activation::relu, true, conv_layout(g).native_desc(), true, DType::bfloat16);
-  EXPECT_FALSE(bfloat16_conv.winograd());
+  if (cpu_has_bfloat16_units()) {
+    WindowGeometry g = ConvRow{3, 1, Padding::same, 64, 64, false, Activation::relu}.geometry(layout_batch, 14);
+    onednn::Conv2DKernel bfloat16_conv(g, Activation::relu, true, conv_layout(g).native_desc(), true, DType::bfloat16);
+    EXPECT_FALSE(bfloat16_conv.winograd());
+  }
 }
 
 TEST_F(OpTable, WinogradCopiesOnlyActivationsWhoseLayoutDiffers) {
   // nChw16c over 16 channels is NHWC's own bytes: Winograd reads and writes those in place, and
   // copies the others (through its scratch), with and without a fused activation.
+  if (!onednn::winograd_available()) GTEST_SKIP() << "oneDNN has no Winograd kernels on this CPU (AVX-512 only)";
   using Method = onednn::Conv2DKernel::Method;
   const ConvRow rows[] = {{3, 1, Padding::same, 16, 16, false, Activation::relu},
                           {3, 1, Padding::same, 16, 32, false, Activation::linear},

@@ -21,6 +21,7 @@
 namespace tenfold {
 namespace {
 
+using testing::compute_dtypes_here;
 using testing::random_labels;
 using testing::random_tensor;
 
@@ -89,13 +90,13 @@ bool same_bytes(const Tensor& a, const Tensor& b) {
 TEST(BatchNormalization, AFusedReluComputesWhatTheTwoStepsDo) {
   // The fused step (kernels/batch_norm.h) against the normalization's step then the
   // activation's, bit for bit: output, input gradient, gamma and beta gradients; training and
-  // frozen, relu and a capped ReLU, float32 and bfloat16.
+  // frozen, relu and a capped ReLU, float32 and (where the CPU has bfloat16 units) bfloat16.
   const Shape shape{6, 5, 5, 8};
   for (bool trainable : {true, false}) {
     for (const std::shared_ptr<layers::Activation>& relu :
          {std::make_shared<layers::Activation>("relu"), std::shared_ptr<layers::Activation>(
                                                             std::make_shared<layers::ReLU>(1.5))}) {
-      for (DType dtype : {DType::float32, DType::bfloat16}) {
+      for (DType dtype : compute_dtypes_here()) {
         SCOPED_TRACE(std::string(trainable ? "training " : "frozen ") + relu->class_name() + " " + dtype_name(dtype));
         layers::BatchNormalization normalization;
         normalization.set_trainable(trainable);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "layers/dtype_policy.h"
 #include "layers/input.h"
 #include "layers/registry.h"
 #include "losses/elementwise.h"
@@ -13,6 +14,11 @@
 #include "support/check.h"
 
 namespace tenfold::testing {
+
+std::vector<DType> compute_dtypes_here() {
+  if (cpu_has_bfloat16_units()) return {DType::float32, DType::bfloat16};
+  return {DType::float32};
+}
 
 void run_layer_test(const nlohmann::json& config, const Shape& input_shape,
                     const Shape& expected_output_shape, int64_t expected_params) {

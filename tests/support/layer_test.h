@@ -12,6 +12,10 @@
 
 namespace tenfold::testing {
 
+/// float32, and bfloat16 where this CPU has bfloat16 units (elsewhere oneDNN has no bfloat16
+/// kernels and the policies compute in float32).
+std::vector<DType> compute_dtypes_here();
+
 /// `config` is {"class_name": ..., "config": {...}}; shapes include the batch dimension.
 void run_layer_test(const nlohmann::json& config, const Shape& input_shape,
                     const Shape& expected_output_shape, int64_t expected_params);

@@ -1,6 +1,7 @@
 #include "kernels/onednn/activation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/error.h"
@@ -18,6 +19,8 @@ struct Eltwise {
   float alpha = 0, beta = 0;
   bool uses_dst() const { return training_algorithm != algorithm; }
 };
+
+bool is_softmax(const Activation& a) { return a.kind == Activation::softmax || a.kind == Activation::log_softmax; }
 
 /// oneDNN's eltwise algorithm for an activation; undef for those it lacks (and for softmax).
 Eltwise eltwise_for(const Activation& a) {
@@ -37,6 +40,32 @@ Eltwise eltwise_for(const Activation& a) {
     case Activation::softplus: return {algorithm::eltwise_soft_relu, algorithm::eltwise_soft_relu};
     case Activation::hard_silu: return {algorithm::eltwise_hardswish, algorithm::eltwise_hardswish};
     default: return {};
+  }
+}
+
+/// Softmax's or log_softmax's input gradient over each row of `columns`, from the output y:
+/// softmax dx = y (dy - sum(dy y)), log_softmax dx = dy - exp(y) sum(dy). oneDNN 2.6 has kernels
+/// for these on AVX-512 only (on AVX2 it runs `ref:any`); a row is two short passes either way.
+/// diff_src may alias diff_dst.
+void softmax_backward_rows(Activation::Kind kind, int64_t rows, int64_t columns, const float* dst,
+                           const float* diff_dst, float* diff_src) {
+#pragma omp parallel for schedule(static) if (rows * columns >= 16384)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* y = dst + r * columns;
+    const float* dy = diff_dst + r * columns;
+    float* dx = diff_src + r * columns;
+    float sum = 0;
+    if (kind == Activation::softmax) {
+#pragma omp simd reduction(+ : sum)
+      for (int64_t c = 0; c < columns; ++c) sum += dy[c] * y[c];
+#pragma omp simd
+      for (int64_t c = 0; c < columns; ++c) dx[c] = y[c] * (dy[c] - sum);
+    } else {
+#pragma omp simd reduction(+ : sum)
+      for (int64_t c = 0; c < columns; ++c) sum += dy[c];
+#pragma omp simd
+      for (int64_t c = 0; c < columns; ++c) dx[c] = dy[c] - std::exp(y[c]) * sum;
+    }
   }
 }
 
@@ -61,24 +90,19 @@ dnnl::post_ops activation_post_ops(const Activation& activation) {
 
 ActivationKernel::ActivationKernel(const Activation& activation, int64_t rows, int64_t columns,
                                    memory::data_type data_type)
-    : activation_(activation), count_(rows * columns), element_bytes_(memory::data_type_size(data_type)) {
+    : activation_(activation), rows_(rows), columns_(columns), element_bytes_(memory::data_type_size(data_type)) {
   if (activation.kind == Activation::linear) return;
   memory::desc data({rows, columns}, data_type, memory::format_tag::nc);
   dnnl::primitive_attr attr = user_scratchpad_attr();
   const std::vector<std::pair<int, memory::desc>> forward_args = {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}};
   const Eltwise eltwise = eltwise_for(activation);
+  check_argument(!is_softmax(activation) || data_type == memory::data_type::f32, "softmax runs in float32 only");
   if (activation.kind == Activation::softmax) {
     dnnl::softmax_forward::primitive_desc forward_pd({dnnl::prop_kind::forward_training, data, 1}, attr, engine());
-    dnnl::softmax_backward::primitive_desc backward_pd({data, data, 1}, attr, engine(), forward_pd);
     forward_ = BoundPrimitive(dnnl::softmax_forward(forward_pd), forward_pd, forward_args);
-    backward_ = BoundPrimitive(dnnl::softmax_backward(backward_pd), backward_pd,
-        {{DNNL_ARG_DST, data}, {DNNL_ARG_DIFF_DST, data}, {DNNL_ARG_DIFF_SRC, data}});
   } else if (activation.kind == Activation::log_softmax) {
     dnnl::logsoftmax_forward::primitive_desc forward_pd({dnnl::prop_kind::forward_training, data, 1}, attr, engine());
-    dnnl::logsoftmax_backward::primitive_desc backward_pd({data, data, 1}, attr, engine(), forward_pd);
     forward_ = BoundPrimitive(dnnl::logsoftmax_forward(forward_pd), forward_pd, forward_args);
-    backward_ = BoundPrimitive(dnnl::logsoftmax_backward(backward_pd), backward_pd,
-        {{DNNL_ARG_DST, data}, {DNNL_ARG_DIFF_DST, data}, {DNNL_ARG_DIFF_SRC, data}});
   } else if (eltwise.algorithm == dnnl::algorithm::undef) {
     plain_loop_ = true;  // selu, softsign, hard_sigmoid
     check_argument(data_type == memory::data_type::f32, "the plain-loop activations run in float32 only");
@@ -99,12 +123,12 @@ ActivationKernel::ActivationKernel(const Activation& activation, int64_t rows, i
 
 void ActivationKernel::forward(const void* src, void* dst) {
   if (activation_.kind == Activation::linear) {
-    if (src != dst) std::memcpy(dst, src, static_cast<size_t>(count_) * element_bytes_);
+    if (src != dst) std::memcpy(dst, src, static_cast<size_t>(count()) * element_bytes_);
   } else if (plain_loop_) {
     const float* in = static_cast<const float*>(src);
     float* out = static_cast<float*>(dst);
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < count_; ++i) out[i] = reference::activate(activation_, in[i]);
+    for (int64_t i = 0; i < count(); ++i) out[i] = reference::activate(activation_, in[i]);
   } else {
     forward_.execute({src, dst}, scratchpad_.get());
   }
@@ -112,16 +136,18 @@ void ActivationKernel::forward(const void* src, void* dst) {
 
 void ActivationKernel::backward(const void* src, const void* dst, const void* diff_dst, void* diff_src) {
   if (activation_.kind == Activation::linear) {
-    if (diff_src != diff_dst) std::memcpy(diff_src, diff_dst, static_cast<size_t>(count_) * element_bytes_);
+    if (diff_src != diff_dst) std::memcpy(diff_src, diff_dst, static_cast<size_t>(count()) * element_bytes_);
   } else if (plain_loop_) {
     const float* in = static_cast<const float*>(src);
     const float* diff_out = static_cast<const float*>(diff_dst);
     float* diff_in = static_cast<float*>(diff_src);
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < count_; ++i) diff_in[i] = diff_out[i] * reference::derivative(activation_, in[i]);
+    for (int64_t i = 0; i < count(); ++i) diff_in[i] = diff_out[i] * reference::derivative(activation_, in[i]);
+  } else if (is_softmax(activation_)) {
+    softmax_backward_rows(activation_.kind, rows_, columns_, static_cast<const float*>(dst),
+                          static_cast<const float*>(diff_dst), static_cast<float*>(diff_src));
   } else {
-    const bool from_output = activation_.kind == Activation::softmax ||
-                             activation_.kind == Activation::log_softmax || eltwise_for(activation_).uses_dst();
+    const bool from_output = eltwise_for(activation_).uses_dst();
     check_argument(from_output || src != nullptr, "this activation's backward needs its input");
     backward_.execute({from_output ? dst : src, diff_dst, diff_src}, scratchpad_.get());
   }
@@ -130,6 +156,7 @@ void ActivationKernel::backward(const void* src, const void* dst, const void* di
 std::vector<std::string> ActivationKernel::implementations() const {
   if (plain_loop_) return {"forward tenfold:elementwise", "backward tenfold:elementwise"};
   if (forward_.empty()) return {};
+  if (is_softmax(activation_)) return {"forward " + forward_.implementation(), "backward tenfold:softmax_rows"};
   return {"forward " + forward_.implementation(), "backward " + backward_.implementation()};
 }
 

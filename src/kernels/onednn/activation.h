@@ -1,6 +1,7 @@
 #pragma once
 // Activations: elementwise ones on oneDNN's eltwise kernels (or, for those oneDNN 2.6 lacks:
-// selu, softsign, hard_sigmoid, on a plain loop), softmax and log_softmax over the last axis.
+// selu, softsign, hard_sigmoid, on a plain loop), softmax and log_softmax over the last axis
+// (forward on oneDNN's kernel, backward on Tenfold's rows).
 // Convolution and dense kernels fuse the activations whose backward needs only their output
 // (backward_from_output) as a post-op and use this kernel only for the backward; the others
 // run after the kernel, from a copy of its output.
@@ -39,8 +40,10 @@ class ActivationKernel {
   std::vector<std::string> implementations() const;
 
  private:
+  int64_t count() const { return rows_ * columns_; }
+
   Activation activation_;
-  int64_t count_ = 0;
+  int64_t rows_ = 0, columns_ = 0;
   size_t element_bytes_ = sizeof(float);
   bool plain_loop_ = false;  // an activation oneDNN 2.6 has no kernel for
   BoundPrimitive forward_;

@@ -14,6 +14,9 @@
 
 namespace tenfold::kernels::onednn {
 
+/// Whether oneDNN has Winograd convolution kernels on this CPU (oneDNN 2.6: AVX-512 only).
+bool winograd_available();
+
 class Conv2DKernel {
  public:
   /// How the weight gradient is computed. `fastest` times the alternatives a geometry has once

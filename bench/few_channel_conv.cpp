@@ -14,6 +14,7 @@
 
 #include "kernels/direct_conv.h"
 #include "kernels/few_channel_conv.h"
+#include "layers/dtype_policy.h"
 #include "kernels/onednn/conv2d.h"
 
 using namespace tenfold;
@@ -74,7 +75,10 @@ int main(int argc, char** argv) {
       make_window_geometry(batch, 28, 28, 1, filters, window, window, stride, stride, Padding::same, 1, 1, 1);
   const auto stored = onednn::Conv2DKernel::preferred_weights_desc(g);
   const size_t weights = stored.get_size() / sizeof(float);
-  for (DType dtype : {DType::float32, DType::bfloat16}) {
+  // bfloat16 where the CPU has bfloat16 units: oneDNN has no bfloat16 convolution elsewhere.
+  std::vector<DType> dtypes = {DType::float32};
+  if (cpu_has_bfloat16_units()) dtypes.push_back(DType::bfloat16);
+  for (DType dtype : dtypes) {
     if (FewChannelConv2DKernel::handles(g, false)) {
       FewChannelConv2DKernel few_channel(g, activation, true, stored, true, dtype);
       report("tenfold few-channel", dtype, best_times(few_channel, g, dtype, weights, repeats));

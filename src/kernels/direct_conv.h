@@ -1,8 +1,9 @@
 #pragma once
-// A first layer's Conv2D computed directly, 16 filters to an AVX-512 vector: a 3x3 kernel on
-// one channel (or 1x1 on up to 9) is a reduction of 9 values, too short for oneDNN's kernels
-// (the recipe's 1 -> 32 3x3 ran at a third of the machine's peak). Each unit of work is 8
-// sums in registers: 4 or 8 neighbours in a row for 32 or 16 filters, or the 2x2 window of a
+// A first layer's Conv2D computed directly, a vector of filters at a time (16 on AVX-512, 8 on
+// AVX2: vectors.h's lanes): a 3x3 kernel on one channel (or 1x1 on up to 9) is a reduction of 9
+// values, too short for oneDNN's kernels (the recipe's 1 -> 32 3x3 ran at a third of the
+// machine's peak). Each unit of work is 8 sums in registers: 4 or 8 neighbours in a row for 2
+// or 1 vectors of filters, or the 2x2 window of a
 // max pooling right after the convolution (the first block of most small CNNs). Pooled, only
 // the pooled output and its argmax are stored: the chunked fused step (layers/fusion.cpp)
 // writes the convolution's whole output and reads it back, forward and backward. The

@@ -110,9 +110,12 @@ TEST(TrainRecipe, TrainsAKerasModelJson) {
 }
 
 // The recipe across processes: every rank trains, rank 0 alone prints, and the result is the
-// one a single process gets with the same global batch.
+// one a single process gets with the same global batch over as many local replicas (each
+// replica's batch of the same shape: one replica of 512 runs other kernel blockings, and float
+// summation order alone moves an epoch's test loss by 5e-4 on an AVX2 CPU; one replica's step
+// equals two's within 1e-5 in test_distribute).
 TEST(TrainRecipe, UnderMpirunTwoProcessesTrainAsOne) {
-  CommandResult single = tenfold("train --epochs 1 --verbose 0 --devices 1");
+  CommandResult single = tenfold("train --epochs 1 --verbose 0 --devices 2");
   ASSERT_EQ(single.exit_code, 0) << single.output;
   CommandResult job = testing::run_command("mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x "
                           "OMP_NUM_THREADS=1 " + std::string(TENFOLD_BINARY) +

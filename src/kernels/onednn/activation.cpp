@@ -69,6 +69,25 @@ void softmax_backward_rows(Activation::Kind kind, int64_t rows, int64_t columns,
   }
 }
 
+/// tanh as TensorFlow computes it on CPUs (Eigen's 13/6 rational function of x clamped to
+/// [-9, 9]; within 4e-7 of tanh): oneDNN 2.6's AVX2 tanh took 3.2 ns a value (LeNet's first
+/// layer 5.4 ms forward with it, 1.4 without), this one vectorizes.
+float rational_tanh(float x) {
+  x = std::clamp(x, -9.0f, 9.0f);
+  const float x2 = x * x;
+  // Horner's rule written out: GCC vectorizes no loop with inner loops.
+  float numerator = -2.76076847742355e-16f * x2 + 2.00018790482477e-13f;
+  numerator = numerator * x2 - 8.60467152213735e-11f;
+  numerator = numerator * x2 + 5.12229709037114e-08f;
+  numerator = numerator * x2 + 1.48572235717979e-05f;
+  numerator = numerator * x2 + 6.37261928875436e-04f;
+  numerator = numerator * x2 + 4.89352455891786e-03f;
+  float denominator = 1.19825839466702e-06f * x2 + 1.18534705686654e-04f;
+  denominator = denominator * x2 + 2.26843463243900e-03f;
+  denominator = denominator * x2 + 4.89352518554385e-03f;
+  return x * numerator / denominator;
+}
+
 }  // namespace
 
 bool runs_in_bfloat16(const Activation& activation) {
@@ -113,7 +132,8 @@ ActivationKernel::ActivationKernel(const Activation& activation, int64_t rows, i
         engine());
     dnnl::eltwise_backward::primitive_desc backward_pd(
         {eltwise.training_algorithm, data, data, eltwise.alpha, eltwise.beta}, attr, engine(), forward_pd);
-    forward_ = BoundPrimitive(dnnl::eltwise_forward(forward_pd), forward_pd, forward_args);
+    own_tanh_forward_ = activation.kind == Activation::tanh && data_type == memory::data_type::f32;
+    if (!own_tanh_forward_) forward_ = BoundPrimitive(dnnl::eltwise_forward(forward_pd), forward_pd, forward_args);
     backward_ = BoundPrimitive(dnnl::eltwise_backward(backward_pd), backward_pd,
         {{eltwise.uses_dst() ? DNNL_ARG_DST : DNNL_ARG_SRC, data}, {DNNL_ARG_DIFF_DST, data},
          {DNNL_ARG_DIFF_SRC, data}});
@@ -129,6 +149,12 @@ void ActivationKernel::forward(const void* src, void* dst) {
     float* out = static_cast<float*>(dst);
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < count(); ++i) out[i] = reference::activate(activation_, in[i]);
+  } else if (own_tanh_forward_) {
+    const float* in = static_cast<const float*>(src);
+    float* out = static_cast<float*>(dst);
+    const int64_t n = count();
+#pragma omp parallel for simd schedule(static) if (n >= 16384)
+    for (int64_t i = 0; i < n; ++i) out[i] = rational_tanh(in[i]);
   } else {
     forward_.execute({src, dst}, scratchpad_.get());
   }
@@ -155,6 +181,7 @@ void ActivationKernel::backward(const void* src, const void* dst, const void* di
 
 std::vector<std::string> ActivationKernel::implementations() const {
   if (plain_loop_) return {"forward tenfold:elementwise", "backward tenfold:elementwise"};
+  if (own_tanh_forward_) return {"forward tenfold:rational_tanh", "backward " + backward_.implementation()};
   if (forward_.empty()) return {};
   if (is_softmax(activation_)) return {"forward " + forward_.implementation(), "backward tenfold:softmax_rows"};
   return {"forward " + forward_.implementation(), "backward " + backward_.implementation()};

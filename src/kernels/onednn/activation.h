@@ -46,6 +46,7 @@ class ActivationKernel {
   int64_t rows_ = 0, columns_ = 0;
   size_t element_bytes_ = sizeof(float);
   bool plain_loop_ = false;  // an activation oneDNN 2.6 has no kernel for
+  bool own_tanh_forward_ = false;  // float32 tanh: TensorFlow's rational function, vectorized
   BoundPrimitive forward_;
   BoundPrimitive backward_;
   std::shared_ptr<std::byte> scratchpad_;

@@ -41,7 +41,7 @@ constexpr int backward_row_unit = 4;
 static_assert(backward_row_unit == window_pixels, "backward's units are rows or windows alike");
 
 /// run(std::integral_constant<int, V>{}) for the filters from some f0, `remaining` of them: two
-/// vectors, or one for a last 16.
+/// vectors, or one for a last vector's worth.
 template <typename Run>
 void with_vector_count(int64_t remaining, Run run) {
   if (remaining >= max_vectors * lanes) {
@@ -65,7 +65,7 @@ struct UnitSums {
   Floats at[P][V];
 };
 
-/// The convolution at the unit's pixels for filters [16 v, 16 v + 16), v < V, from `weights`
+/// The convolution at the unit's pixels for filters [lanes v, lanes (v + 1)), v < V, from `weights`
 /// ([taps] rows `filters` apart) and `bias`. (Inlined and returned by value, the sums stay in
 /// registers: written through a pointer GCC stored them at every tap.)
 template <int P, int V>
@@ -132,7 +132,7 @@ struct OutputGradients {
   int64_t filters;
 
   /// The gradient before the activation (relu's derivative from the output) at each of the
-  /// unit's pixels, filters [16 v, 16 v + 16) from `out`: pooled, the window's at its argmax
+  /// unit's pixels, filters [lanes v, lanes (v + 1)) from `out`: pooled, the window's at its argmax
   /// and 0 elsewhere; unpooled, each of the first `count` pixels' own, 0 past them. Adds what
   /// the unit contributes to the bias's gradient into bias_sums.
   template <int P, int V>
@@ -339,7 +339,7 @@ void DirectConv2DKernel::backward_in(const Source* src, const Element* dst, cons
   for_each_image(src, [&](const float* image, int64_t n, int64_t f0, auto vectors) {
     constexpr int V = decltype(vectors)::value, TB = gradient_taps, P = backward_row_unit;
     float* own = sums_.data() + thread_number() * sums_per_thread_;
-    // The sums of all taps x filters [f0, f0 + 16 V) in registers across the image.
+    // The sums of all taps x filters [f0, f0 + lanes V) in registers across the image.
     Floats block[TB][V] = {}, bias_block[V] = {};
     // Units of 4 pixels, pooled (windows) or not (rows).
     for_each_unit<P>(image, n, [&](const float* first, int64_t out, int64_t count) {

@@ -30,7 +30,7 @@ constexpr int max_shuffled_filters = 8, max_direct_gradient_filters = 6;
 
 int64_t round_up_to_lanes(int64_t count) { return (count + lanes - 1) / lanes * lanes; }
 
-/// The tables `permute` takes to move 16 x F values between F vectors: output vector j's lane l
+/// The tables `permute` takes to move lanes x F values between F vectors: output vector j's lane l
 /// comes from lane source_lane(j, l) of input vector source_vector(j, l), by a two-vector
 /// shuffle of input vectors (2p, 2p + 1): index [j][p][l] is its position in the pair, -1 for
 /// lanes from another pair.
@@ -49,8 +49,8 @@ constexpr auto pair_shuffles(SourceVector source_vector, SourceLane source_lane)
   return shuffles;
 }
 
-/// 16 pixels x F filters between planar vectors (planar[f] = the pixels of filter f) and NHWC's
-/// interleaved ones (interleaved[j] = values 16 j .. 16 j + 15 of [pixel][filter]).
+/// lanes pixels x F filters between planar vectors (planar[f] = the pixels of filter f) and NHWC's
+/// interleaved ones (interleaved[j] = values lanes j .. lanes j + lanes - 1 of [pixel][filter]).
 template <int F>
 constexpr auto to_interleaved = pair_shuffles<F>([](int j, int l) { return (j * int(lanes) + l) % F; },
                                                  [](int j, int l) { return (j * int(lanes) + l) / F; });
@@ -76,7 +76,7 @@ void permute(const Floats (&in)[F], const Shuffles& shuffles, Floats (&out)[F]) 
 
 /// One image's channels planar and zero-padded, in float32: input value (c, iy, ix) at
 /// [c][iy + pad_top][ix + pad_left], rows `width` long. Output pixel (oy, ox)'s tap (ky, kx, c)
-/// reads [c][oy + ky][ox + kx]; `width` covers the last 16-pixel vector of every tap.
+/// reads [c][oy + ky][ox + kx]; `width` covers the last vector of pixels of every tap.
 struct PaddedPlanes {
   explicit PaddedPlanes(const WindowGeometry& geometry)
       : g(geometry), rows(g.out_height + g.window_height - 1),
@@ -109,7 +109,7 @@ struct PaddedPlanes {
   std::vector<float> values;
 };
 
-/// row[f * plane + x] = pixels[x * F + f] for `count` pixels, 16 at a time by shuffles.
+/// row[f * plane + x] = pixels[x * F + f] for `count` pixels, a vector at a time by shuffles.
 template <int F, typename Element>
 void transpose_pixels(const Element* pixels, float* row, int64_t plane, int64_t count) {
   int64_t x0 = 0;
@@ -136,7 +136,7 @@ constexpr std::array<Transpose, max_direct_gradient_filters> transpose =
     transpose_table<Element>(std::make_index_sequence<max_direct_gradient_filters>());
 
 /// One image's output gradient planar, in float32: (oy, ox, f) at [f][oy][ox], rows
-/// round_up(out_width, 16) long and zero past out_width. Adds every gradient into
+/// round_up(out_width, lanes) long and zero past out_width. Adds every gradient into
 /// `bias_sums[f]`.
 struct GradientPlanes {
   explicit GradientPlanes(const WindowGeometry& geometry)
@@ -164,7 +164,7 @@ struct GradientPlanes {
   std::vector<float> values;
 };
 
-// ---- Forward: an output row's pixels 16 at a time, one vector of sums per filter. (Computing
+// ---- Forward: an output row's pixels a vector (lanes) at a time, one vector of sums per filter. (Computing
 // the row's interleaved [OW, F] values as vectors instead, from the input repeated per filter,
 // saved the scatter below but ran 20% slower: its loads, at offsets of kx x F floats, nearly
 // all cross a cache line.)
@@ -225,8 +225,8 @@ constexpr std::array<std::array<Forward, max_filters>, max_in_channels> forward_
     forward_table<3, Element>(std::make_index_sequence<max_filters>()),
     forward_table<4, Element>(std::make_index_sequence<max_filters>())};
 
-// ---- Weight gradients: dW[tap][f] = sum over pixels of the tap's input * dy[f], 16 pixels
-// at a time, sums for a block of taps x the filters kept in registers across an image.
+// ---- Weight gradients: dW[tap][f] = sum over pixels of the tap's input * dy[f], a vector of
+// pixels at a time, sums for a block of taps x the filters kept in registers across an image.
 
 /// Taps per block for F filters: the sums, the filters' gradients and an input in AVX-512's 32
 /// registers.

@@ -1,11 +1,11 @@
 #pragma once
 // A first layer's convolution from an image's few channels into few filters (LeNet's 1 -> 6
-// 5x5), forward and weight gradients (a first layer's input needs none), both direct on 16
-// pixels of an output row at a time (the weight gradient up to 6 filters; oneDNN's past that,
-// see few_channel_conv.cpp). oneDNN works on blocks of 16 filters and channels and
-// runs such shapes slower: LeNet's first layer + tanh on 256 images, 1 thread, forward 1.4 ms
-// vs oneDNN's 3.6, backward 1.8 vs 2.6 (float32; bfloat16 1.8 / 1.4 vs 2.9 / 3.1:
-// `OMP_NUM_THREADS=1 build/tenfold-bench-few-channel`). The activation runs on a group of
+// 5x5), forward and weight gradients (a first layer's input needs none), both direct on a vector
+// of pixels of an output row at a time (16 on AVX-512, 8 on AVX2; the weight gradient up to 6
+// filters, oneDNN's past that, see few_channel_conv.cpp). oneDNN works on blocks of 16 filters
+// and channels and runs such shapes slower: LeNet's first layer + tanh on 256 images, 1
+// thread, forward 1.4 ms vs oneDNN's 3.6, backward 1.8 vs 2.6 (float32; bfloat16 1.8 / 1.4 vs
+// 2.9 / 3.1: `OMP_NUM_THREADS=1 build/tenfold-bench-few-channel`). The activation runs on a group of
 // images' output while it is in cache. Float32 or bfloat16 data (NHWC), float32 sums, stride
 // 1; in bfloat16 the weights are rounded to bfloat16.
 #include <memory>

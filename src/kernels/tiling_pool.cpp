@@ -40,10 +40,11 @@ To converted(From value) {
   return result;
 }
 
-// Channels go 16 at a time in explicit vectors (float32 or bfloat16 widened), the rest one by
-// one. NOTE: GCC's own vectorization of per-pixel channel loops ran 2-4x slower (512x28x28x16,
-// 1 thread: max forward 9.4 ms, now 6.1; backward 13.5, now 5.4-6.8): once inlined it checks
-// the pointers for overlap and takes 4 lanes, or 32 and the scalar rest. Bfloat16 one by one
+// Channels go a vector at a time (vectors::lanes: 16 on AVX-512, 8 on AVX2; float32 or bfloat16
+// widened), the rest one by one. NOTE: GCC's own vectorization of per-pixel channel loops ran
+// 2-4x slower (512x28x28x16, 1 thread: max forward 9.4 ms, now 6.1; backward 13.5, now
+// 5.4-6.8): once inlined it checks the pointers for overlap and takes 4 lanes, or 32 and the
+// scalar rest. Bfloat16 one by one
 // made the recipe's fused Conv2D+MaxPooling2D forward 1.6x its float32 time.
 using vectors::as_destination;
 using vectors::Bytes;
@@ -90,7 +91,7 @@ void for_each_window(const WindowGeometry& g, Visit visit) {
   }
 }
 
-/// The maximum of channels [c, c + 16) over `window` of `src`, and its position: pixels count
+/// The maximum of channels [c, c + lanes) over `window` of `src`, and its position: pixels count
 /// row by row (padding included, as argmax's do); the first of equal values wins.
 template <typename Destination, typename Source>
 void window_max(const WindowGeometry& g, const Source* src, const Window& window, int64_t c, Floats& best,
@@ -141,7 +142,7 @@ void max_forward_2x2(const WindowGeometry& g, const Source* src, Destination* ds
   }
 }
 
-/// Max pooling of channels [0, full), a multiple of 16, for every output pixel: per vector of
+/// Max pooling of channels [0, full), a multiple of lanes, for every output pixel: per vector of
 /// channels the maximum and its position stay in registers across the window, stored once.
 template <typename Source, typename Destination>
 void max_forward_in_vectors(const WindowGeometry& g, const Source* src, Destination* dst, uint8_t* argmax,
@@ -278,8 +279,9 @@ void max_backward(const WindowGeometry& g, const Gradient* diff_dst, const uint8
   });
 }
 
-/// Unpadded tiling windows: each output pixel sums its window 16 channels at a time in float32
-/// registers and scales once. Channels past a multiple of 16 (LeNet's 6) go in a vector too:
+/// Unpadded tiling windows: each output pixel sums its window a vector of channels at a time in
+/// float32 registers and scales once. Channels past a multiple of lanes (LeNet's 6) go in a
+/// vector too:
 /// its load reads the next pixel's channels and its store writes them, which that pixel, next
 /// in this thread, writes over; only where the load would pass the input's end or the store
 /// the image's do the last channels go one by one. (Summing one value at a time ran 4x
@@ -323,7 +325,7 @@ void average_forward(const WindowGeometry& g, const Value* src, Value* dst) {
 /// Unpadded tiling windows: the first input row of a window row takes each output gradient
 /// (scaled) window_width times over; its other input rows are copies of it. Row by row, not
 /// pixel by pixel: LeNet's 512x28x28x6, 1 thread, 0.6 ms vs 2.5. The row is built in float32
-/// 16 values at a time, as average_forward (a vector per pixel, writing into the next pixel,
+/// a vector at a time, as average_forward (a vector per pixel, writing into the next pixel,
 /// which comes next), then stored in one run (bfloat16 one value at a time had made this 2.4x
 /// its float32 time).
 template <typename Value>

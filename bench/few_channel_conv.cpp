@@ -14,8 +14,8 @@
 
 #include "kernels/direct_conv.h"
 #include "kernels/few_channel_conv.h"
-#include "layers/dtype_policy.h"
 #include "kernels/onednn/conv2d.h"
+#include "layers/dtype_policy.h"
 
 using namespace tenfold;
 using namespace tenfold::kernels;

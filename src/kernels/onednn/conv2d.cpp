@@ -52,26 +52,6 @@ dnnl::convolution_forward::desc forward_desc(const ConvDescs& d, const memory::d
           d.strides, d.dilates, d.padding_left, d.padding_right};
 }
 
-}  // namespace
-
-bool winograd_available() {
-  static const bool available = [] {
-    const memory::desc data({1, 16, 8, 8}, memory::data_type::f32, tag::nChw16c);
-    const memory::desc weights({16, 16, 3, 3}, memory::data_type::f32, tag::any);
-    try {
-      dnnl::convolution_forward::primitive_desc(
-          {prop_kind::forward_training, algorithm::convolution_winograd, data, weights, data, {1, 1}, {1, 1}, {1, 1}},
-          engine());
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
-  return available;
-}
-
-namespace {
-
 /// Where oneDNN has Winograd kernels (F(4x4, 3x3): float32, blocked nChw16c activations) that
 /// may beat its direct ones on NHWC: 3x3, stride 1, no dilation or groups, at least 16 channels
 /// in and out (fewer are padded to 16). Whether they do depends on the shape and the CPU, so it
@@ -84,9 +64,9 @@ namespace {
 /// direct's (max error against double 1.4e-6 vs 6e-7 on outputs of order 1), as cuDNN's
 /// Winograd kernels that PyTorch and TensorFlow pick on GPUs.
 bool winograd_possible(const WindowGeometry& g, DType dtype) {
-  return winograd_available() && dtype == DType::float32 && g.window_height == 3 && g.window_width == 3 && g.stride_height == 1 &&
-         g.stride_width == 1 && g.dilation_height == 1 && g.dilation_width == 1 && g.groups == 1 &&
-         g.in_channels >= 16 && g.out_channels >= 16;
+  return winograd_available() && dtype == DType::float32 && g.window_height == 3 && g.window_width == 3 &&
+         g.stride_height == 1 && g.stride_width == 1 && g.dilation_height == 1 && g.dilation_width == 1 &&
+         g.groups == 1 && g.in_channels >= 16 && g.out_channels >= 16;
 }
 
 /// The same descriptors with blocked activations (Winograd's layout).
@@ -166,6 +146,22 @@ std::byte* bound(std::byte* scratch) {
 }
 
 }  // namespace
+
+bool winograd_available() {
+  static const bool available = [] {
+    const memory::desc data({1, 16, 8, 8}, memory::data_type::f32, tag::nChw16c);
+    const memory::desc weights({16, 16, 3, 3}, memory::data_type::f32, tag::any);
+    try {
+      dnnl::convolution_forward::primitive_desc(
+          {prop_kind::forward_training, algorithm::convolution_winograd, data, weights, data, {1, 1}, {1, 1}, {1, 1}},
+          engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
 
 std::vector<Conv2DKernel::MethodSeconds> Conv2DKernel::time_methods(const WindowGeometry& g, Activation activation,
                                                                     bool use_bias, const memory::desc& stored_weights,

@@ -1,9 +1,11 @@
 #pragma once
 // Timing of alternative kernels, for choices made by measurement (Conv2D's Winograd, its
-// bfloat16 weight gradients) and for the benches that report them.
+// bfloat16 weight gradients, Dense's padded rows) and for the benches that report them.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace tenfold::kernels {
@@ -22,5 +24,11 @@ inline std::vector<double> best_seconds_in_turns(const std::vector<std::function
   }
   return best;
 }
+
+/// decide() for the first kernel in this process that asks `question` about `shape`, its answer
+/// for the others, so every replica and every call computes alike; one decision at a time (a
+/// timing runs alone). Recursive, so a decision may build kernels that decide in turn (with a
+/// plain mutex, kernels of Winograd's timing that timed their weight gradients deadlocked).
+bool decided_once(const std::string& question, const std::vector<int64_t>& shape, const std::function<bool()>& decide);
 
 }  // namespace tenfold::kernels

@@ -410,18 +410,24 @@ TEST_P(DenseRows, MatchesReferenceAndRunsNoReferenceKernel) {
                                    expected_dpre.data(), expected_dx.data(),
                                    expected_dkernel.data(), expected_dbias.data());
 
-  onednn::DenseKernel dense(rows, row.in, row.units, row.activation, true, !row.first_layer);
-  std::vector<float> y(out_count), dx(x.size()), dkernel(kernel.size()), dbias(bias.size());
-  dense.forward(x.data(), kernel.data(), bias.data(), y.data());
-  EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol, sum_atol(row.in))) << "forward";
-  std::vector<float> dy = upstream;
-  dense.backward(x.data(), y.data(), dy.data(), kernel.data(),
-                 row.first_layer ? nullptr : dx.data(), dkernel.data(), dbias.data());
-  if (!row.first_layer) {
-    EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol, sum_atol(row.units))) << "dx";
+  // Both row layouts the products may read, whichever the measurement would pick here.
+  using RowPadding = onednn::DenseKernel::RowPadding;
+  for (RowPadding padding : {RowPadding::none, RowPadding::padded}) {
+    SCOPED_TRACE(padding == RowPadding::none ? "rows as stored" : "rows padded");
+    onednn::DenseKernel dense(rows, row.in, row.units, row.activation, true, !row.first_layer, DType::float32,
+                              padding);
+    std::vector<float> y(out_count), dx(x.size()), dkernel(kernel.size()), dbias(bias.size());
+    dense.forward(x.data(), kernel.data(), bias.data(), y.data());
+    EXPECT_TRUE(all_close(y, as_doubles(expected_y), rtol, sum_atol(row.in))) << "forward";
+    std::vector<float> dy = upstream;
+    dense.backward(x.data(), y.data(), dy.data(), kernel.data(), row.first_layer ? nullptr : dx.data(),
+                   dkernel.data(), dbias.data());
+    if (!row.first_layer) {
+      EXPECT_TRUE(all_close(dx, as_doubles(expected_dx), rtol, sum_atol(row.units))) << "dx";
+    }
+    EXPECT_TRUE(all_close(dkernel, as_doubles(expected_dkernel), rtol, 1e-4)) << "dkernel";
+    EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), rtol, 1e-4)) << "dbias";
   }
-  EXPECT_TRUE(all_close(dkernel, as_doubles(expected_dkernel), rtol, 1e-4)) << "dkernel";
-  EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), rtol, 1e-4)) << "dbias";
 
   for (int64_t batch : training_batches) {
     onednn::DenseKernel at_batch(batch, row.in, row.units, row.activation, true, !row.first_layer);
@@ -849,15 +855,19 @@ TEST_P(Bfloat16DenseRows, MatchesReferenceAndRunsNoReferenceKernel) {
   reference::dense_backward<float>(rows, row.in, row.units, x.data(), kernel.data(), expected_dpre.data(),
                                    expected_dx.data(), expected_dkernel.data(), expected_dbias.data());
 
-  onednn::DenseKernel dense(rows, row.in, row.units, row.activation, true, true, DType::bfloat16);
-  std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
-  std::vector<float> dkernel(kernel.size()), dbias(bias.size());
-  dense.forward(x16.data(), kernel.data(), bias.data(), y16.data());
-  EXPECT_TRUE(all_close(widened(y16), as_doubles(expected_y), bfloat16_rtol, bfloat16_atol(row.in))) << "forward";
-  dense.backward(x16.data(), y16.data(), dy16.data(), kernel.data(), dx16.data(), dkernel.data(), dbias.data());
-  EXPECT_TRUE(all_close(widened(dx16), as_doubles(expected_dx), bfloat16_rtol, bfloat16_atol(row.units))) << "dx";
-  EXPECT_TRUE(all_close(dkernel, as_doubles(expected_dkernel), bfloat16_rtol, bfloat16_atol(rows))) << "dkernel";
-  EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), bfloat16_rtol, bfloat16_atol(rows))) << "dbias";
+  using RowPadding = onednn::DenseKernel::RowPadding;
+  for (RowPadding padding : {RowPadding::none, RowPadding::padded}) {
+    SCOPED_TRACE(padding == RowPadding::none ? "rows as stored" : "rows padded");
+    onednn::DenseKernel dense(rows, row.in, row.units, row.activation, true, true, DType::bfloat16, padding);
+    std::vector<bfloat16> x16 = to_bfloat16s(x), y16(out_count), dy16 = to_bfloat16s(upstream), dx16(x.size());
+    std::vector<float> dkernel(kernel.size()), dbias(bias.size());
+    dense.forward(x16.data(), kernel.data(), bias.data(), y16.data());
+    EXPECT_TRUE(all_close(widened(y16), as_doubles(expected_y), bfloat16_rtol, bfloat16_atol(row.in))) << "forward";
+    dense.backward(x16.data(), y16.data(), dy16.data(), kernel.data(), dx16.data(), dkernel.data(), dbias.data());
+    EXPECT_TRUE(all_close(widened(dx16), as_doubles(expected_dx), bfloat16_rtol, bfloat16_atol(row.units))) << "dx";
+    EXPECT_TRUE(all_close(dkernel, as_doubles(expected_dkernel), bfloat16_rtol, bfloat16_atol(rows))) << "dkernel";
+    EXPECT_TRUE(all_close(dbias, as_doubles(expected_dbias), bfloat16_rtol, bfloat16_atol(rows))) << "dbias";
+  }
   onednn::DenseKernel at_batch(layout_batch, row.in, row.units, row.activation, true, !row.first_layer,
                                DType::bfloat16);
   print_row("bfloat16 " + row.name(), at_batch.implementations());

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -81,22 +79,13 @@ BoundPrimitive layout_copy(const memory::desc& from, const memory::desc& to) {
   return BoundPrimitive(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
-/// decide() for the first convolution of geometry `g` that asks `question` in this process,
-/// its answer for the others; one decision at a time (a timing runs alone). Recursive, so a
-/// decision may build kernels that decide in turn (with a plain mutex, kernels of Winograd's
-/// timing that timed their weight gradients deadlocked).
-enum class Question { float32_weight_gradients, winograd, weight_gradients_as_matmul };
-bool decided_once(Question question, const WindowGeometry& g, const std::function<bool()>& decide) {
-  static std::recursive_mutex mutex;
-  static std::map<std::vector<int64_t>, bool> decided;
-  const std::vector<int64_t> key = {int64_t(question), g.batch, g.in_height, g.in_width, g.in_channels, g.out_channels,
-                                    g.window_height, g.window_width, g.stride_height, g.stride_width,
-                                    g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, g.dilation_height,
-                                    g.dilation_width, g.groups};
-  std::lock_guard lock(mutex);
-  auto found = decided.find(key);
-  if (found != decided.end()) return found->second;
-  return decided[key] = decide();
+/// decided_once() about a convolution of geometry `g`.
+bool decided_once(const std::string& question, const WindowGeometry& g, const std::function<bool()>& decide) {
+  return kernels::decided_once(question,
+                               {g.batch, g.in_height, g.in_width, g.in_channels, g.out_channels, g.window_height,
+                                g.window_width, g.stride_height, g.stride_width, g.pad_top, g.pad_left, g.pad_bottom,
+                                g.pad_right, g.dilation_height, g.dilation_width, g.groups},
+                               decide);
 }
 
 /// Whether `as_matmul` computes the weight gradient clearly faster than `convolution`, both
@@ -234,7 +223,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   dnnl::convolution_forward::primitive_desc forward_pd;
   const bool try_winograd =
       method == Method::winograd ||
-      (method == Method::chosen && winograd_possible(g, dtype) && decided_once(Question::winograd, g, [&] {
+      (method == Method::chosen && winograd_possible(g, dtype) && decided_once("Conv2D Winograd", g, [&] {
          const auto seconds = time_methods(g, activation, use_bias, stored_weights, need_diff_src, weight_gradients, 3);
          return !seconds.empty() && seconds[1].total() < seconds[0].total();
        }));
@@ -312,7 +301,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
       // were slower on every zoo geometry, so float32 keeps oneDNN's without the timing.
       MatmulWeightGradients as_matmul(g, d.src.data_type());
       const bool use_matmul = weight_gradients == WeightGradients::matmul ||
-                              decided_once(Question::weight_gradients_as_matmul, g, [&] {
+                              decided_once("Conv2D weight gradients as a matmul", g, [&] {
                                 return matmul_clearly_faster(backward_weights_, as_matmul, d.src, d.dst);
                               });
       if (use_matmul) {
@@ -334,7 +323,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
       float_diff_dst_ = allocate_aligned(float_descs.dst.get_size());
       bool in_float32 = weight_gradients == WeightGradients::float32;
       if (weight_gradients == WeightGradients::fastest) {
-        in_float32 = decided_once(Question::float32_weight_gradients, g, [&] {
+        in_float32 = decided_once("Conv2D float32 weight gradients", g, [&] {
           return float32_clearly_faster(backward_weights_, in_float, d.src, d.dst, float_src_.get(),
                                         float_diff_dst_.get());
         });

@@ -1,10 +1,12 @@
 #include "kernels/onednn/dense.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/error.h"
 #include "kernels/bfloat16.h"
 #include "kernels/column_sums.h"
+#include "kernels/timing.h"
 
 namespace tenfold::kernels::onednn {
 
@@ -12,70 +14,141 @@ namespace {
 
 using tag = memory::format_tag;
 
+/// [rows, cols] row by row, `stride` elements from one row's start to the next's.
+memory::desc rows_desc(int64_t rows, int64_t cols, int64_t stride, memory::data_type type) {
+  if (stride == cols) return memory::desc({rows, cols}, type, tag::ab);
+  return memory::desc({rows, cols}, type, {stride, 1});
+}
+
+/// The stride of padded rows of `cols` elements: one cache line more when a row is a multiple
+/// of 1 KiB (the rows that share cache sets), else the rows as they are.
+int64_t padded_stride(int64_t cols, DType dtype) {
+  const int64_t element = int64_t(dtype_size(dtype));
+  return cols * element % 1024 == 0 ? cols + 64 / element : cols;
+}
+
 }  // namespace
 
+size_t DenseKernel::Products::scratchpad_bytes() const {
+  return std::max({forward.scratchpad_bytes(), backward_data.scratchpad_bytes(), backward_weights.scratchpad_bytes()});
+}
+
 DenseKernel::DenseKernel(int64_t rows, int64_t in, int64_t units, Activation activation,
-                         bool use_bias, bool need_diff_src, DType dtype)
+                         bool use_bias, bool need_diff_src, DType dtype, RowPadding padding)
     : rows_(rows),
+      in_(in),
       units_(units),
-      kernel_elements_(in * units),
+      activation_type_(activation),
       use_bias_(use_bias),
+      need_diff_src_(need_diff_src),
       dtype_(dtype),
       activation_(activation, rows, units, data_type_of(dtype)) {
   check_argument(fusable_as_post_op(activation), "Dense fuses only activations whose gradient follows from their output");
-  const memory::data_type data_type = data_type_of(dtype);
-  memory::desc src({rows, in}, data_type, tag::ab);
-  memory::desc kernel({in, units}, data_type, tag::ab);
-  memory::desc dst({rows, units}, data_type, tag::ab);
-  if (dtype == DType::bfloat16) bfloat16_kernel_ = allocate_aligned(size_t(in * units) * sizeof(bfloat16));
-  memory::desc bias = f32_desc({1, units}, tag::ab);
-  dnnl::primitive_attr forward_attr = user_scratchpad_attr();
-  forward_attr.set_post_ops(activation_post_ops(activation));
-  auto forward_pd = use_bias
-      ? dnnl::matmul::primitive_desc({src, kernel, bias, dst}, forward_attr, engine())
-      : dnnl::matmul::primitive_desc({src, kernel, dst}, forward_attr, engine());
-  std::vector<std::pair<int, memory::desc>> forward_args = {{DNNL_ARG_SRC, src},
-                                                            {DNNL_ARG_WEIGHTS, kernel}};
-  if (use_bias) forward_args.push_back({DNNL_ARG_BIAS, bias});
-  forward_args.push_back({DNNL_ARG_DST, dst});
-  forward_ = BoundPrimitive(dnnl::matmul(forward_pd), forward_pd, forward_args);
-
-  dnnl::primitive_attr attr = user_scratchpad_attr();
-  if (need_diff_src) {
-    // diff_src [rows, in] = diff_dst [rows, units] x kernel^T [units, in] (the kernel's memory
-    // read transposed).
-    memory::desc kernel_transposed({units, in}, data_type, tag::ba);
-    dnnl::matmul::primitive_desc pd({dst, kernel_transposed, src}, attr, engine());
-    backward_data_ = BoundPrimitive(
-        dnnl::matmul(pd), pd,
-        {{DNNL_ARG_SRC, dst}, {DNNL_ARG_WEIGHTS, kernel_transposed}, {DNNL_ARG_DST, src}});
+  const int64_t padded = padded_stride(units, dtype);
+  if (padding == RowPadding::padded) {
+    products_ = products(padded, padded);
+  } else if (padding == RowPadding::none || padded == units) {
+    products_ = products(units, units);
+  } else {
+    Products plain = products(units, units), both_padded = products(padded, padded);
+    const std::vector<int64_t> shape = {rows, in, units, int64_t(dtype), need_diff_src};
+    const bool kernel_padded = decided_once("Dense kernel rows padded", shape, [&] {
+      return clearly_faster(both_padded, plain, true);
+    });
+    const bool diff_dst_padded = decided_once("Dense diff_dst rows padded", shape, [&] {
+      return clearly_faster(both_padded, plain, false);
+    });
+    products_ = products(kernel_padded ? padded : units, diff_dst_padded ? padded : units);
   }
-  // diff_kernel [in, units] = src^T [in, rows] x diff_dst [rows, units], in float32.
-  memory::desc src_transposed({in, rows}, data_type, tag::ba);
-  memory::desc diff_kernel = f32_desc({in, units}, tag::ab);
-  dnnl::matmul::primitive_desc weights_pd({src_transposed, dst, diff_kernel}, attr, engine());
-  backward_weights_ = BoundPrimitive(
-      dnnl::matmul(weights_pd), weights_pd,
-      {{DNNL_ARG_SRC, src_transposed}, {DNNL_ARG_WEIGHTS, dst}, {DNNL_ARG_DST, diff_kernel}});
-  scratchpad_ = allocate_aligned(std::max({forward_.scratchpad_bytes(),
-                                           backward_data_.scratchpad_bytes(),
-                                           backward_weights_.scratchpad_bytes()}));
+  scratchpad_ = allocate_aligned(products_.scratchpad_bytes());
 }
 
-const void* DenseKernel::product_kernel(const float* kernel) const {
-  return dtype_ == DType::bfloat16 ? static_cast<const void*>(bfloat16_kernel_.get()) : kernel;
+DenseKernel::Products DenseKernel::products(int64_t kernel_stride, int64_t diff_dst_stride) const {
+  const memory::data_type type = data_type_of(dtype_);
+  Products p;
+  p.kernel_stride = kernel_stride;
+  p.diff_dst_stride = diff_dst_stride;
+  const memory::desc src = rows_desc(rows_, in_, in_, type), dst = rows_desc(rows_, units_, units_, type);
+  const memory::desc kernel = rows_desc(in_, units_, kernel_stride, type);
+  p.kernel = WeightsForPrimitive(f32_desc({in_, units_}, tag::ab), kernel);
+
+  const memory::desc bias = f32_desc({1, units_}, tag::ab);
+  dnnl::primitive_attr forward_attr = user_scratchpad_attr();
+  forward_attr.set_post_ops(activation_post_ops(activation_type_));
+  auto forward_pd = use_bias_ ? dnnl::matmul::primitive_desc({src, kernel, bias, dst}, forward_attr, engine())
+                              : dnnl::matmul::primitive_desc({src, kernel, dst}, forward_attr, engine());
+  std::vector<std::pair<int, memory::desc>> forward_args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, kernel}};
+  if (use_bias_) forward_args.push_back({DNNL_ARG_BIAS, bias});
+  forward_args.push_back({DNNL_ARG_DST, dst});
+  p.forward = BoundPrimitive(dnnl::matmul(forward_pd), forward_pd, forward_args);
+
+  const dnnl::primitive_attr attr = user_scratchpad_attr();
+  if (need_diff_src_) {
+    // diff_src [rows, in] = diff_dst [rows, units] x kernel^T [units, in] (the kernel's memory
+    // read transposed).
+    const memory::desc kernel_transposed({units_, in_}, type, {1, kernel_stride});
+    dnnl::matmul::primitive_desc pd({dst, kernel_transposed, src}, attr, engine());
+    p.backward_data = BoundPrimitive(
+        dnnl::matmul(pd), pd, {{DNNL_ARG_SRC, dst}, {DNNL_ARG_WEIGHTS, kernel_transposed}, {DNNL_ARG_DST, src}});
+  }
+  // diff_kernel [in, units] = src^T [in, rows] x diff_dst [rows, units], in float32.
+  const memory::desc src_transposed({in_, rows_}, type, tag::ba);
+  const memory::desc diff_dst = rows_desc(rows_, units_, diff_dst_stride, type);
+  const memory::desc diff_kernel = f32_desc({in_, units_}, tag::ab);
+  dnnl::matmul::primitive_desc weights_pd({src_transposed, diff_dst, diff_kernel}, attr, engine());
+  p.backward_weights = BoundPrimitive(
+      dnnl::matmul(weights_pd), weights_pd,
+      {{DNNL_ARG_SRC, src_transposed}, {DNNL_ARG_WEIGHTS, diff_dst}, {DNNL_ARG_DST, diff_kernel}});
+  if (diff_dst_stride != units_) p.padded_diff_dst = allocate_aligned(diff_dst.get_size());
+  return p;
+}
+
+bool DenseKernel::clearly_faster(Products& padded, Products& plain, bool kernel) const {
+  const size_t element = dtype_size(dtype_);
+  // allocate_aligned zeroes.
+  auto src = allocate_aligned(size_t(rows_ * in_) * element), dst = allocate_aligned(size_t(rows_ * units_) * element);
+  auto diff_src = allocate_aligned(size_t(rows_ * in_) * element);
+  auto weights = allocate_aligned(size_t(in_ * units_) * sizeof(float));
+  auto bias = allocate_aligned(size_t(units_) * sizeof(float));
+  auto scratchpad = allocate_aligned(std::max(padded.scratchpad_bytes(), plain.scratchpad_bytes()));
+  auto* kernel_values = reinterpret_cast<float*>(weights.get());
+  auto run = [&](Products& p) {
+    if (kernel) {
+      run_forward(p, src.get(), kernel_values, reinterpret_cast<float*>(bias.get()), dst.get(), scratchpad.get());
+      if (need_diff_src_) p.backward_data.execute({dst.get(), p.kernel(kernel_values, true), diff_src.get()}, scratchpad.get());
+    } else {
+      run_backward_weights(p, src.get(), dst.get(), kernel_values, scratchpad.get());
+    }
+  };
+  const std::vector<double> seconds = best_seconds_in_turns({[&] { run(padded); }, [&] { run(plain); }}, 3);
+  // Both compute alike; a clear win only, so that noise does not change the choice run to run.
+  return seconds[0] < 0.9 * seconds[1];
+}
+
+void DenseKernel::run_forward(Products& p, const void* src, const float* kernel, const float* bias, void* dst,
+                              void* scratchpad) const {
+  if (use_bias_) {
+    p.forward.execute({src, p.kernel(kernel), bias, dst}, scratchpad);
+  } else {
+    p.forward.execute({src, p.kernel(kernel), dst}, scratchpad);
+  }
+}
+
+void DenseKernel::run_backward_weights(Products& p, const void* src, const void* diff_dst, float* diff_kernel,
+                                       void* scratchpad) const {
+  if (p.padded_diff_dst) {
+    const size_t element = dtype_size(dtype_), row_bytes = size_t(units_) * element;
+    for (int64_t row = 0; row < rows_; ++row) {
+      std::memcpy(p.padded_diff_dst.get() + size_t(row * p.diff_dst_stride) * element,
+                  static_cast<const std::byte*>(diff_dst) + size_t(row) * row_bytes, row_bytes);
+    }
+    diff_dst = p.padded_diff_dst.get();
+  }
+  p.backward_weights.execute({src, diff_dst, diff_kernel}, scratchpad);
 }
 
 void DenseKernel::forward(const void* src, const float* kernel, const float* bias, void* dst) {
-  if (dtype_ == DType::bfloat16) {
-    auto* copy = reinterpret_cast<bfloat16*>(bfloat16_kernel_.get());
-    to_bfloat16(kernel, copy, kernel_elements_);
-  }
-  if (use_bias_) {
-    forward_.execute({src, product_kernel(kernel), bias, dst}, scratchpad_.get());
-  } else {
-    forward_.execute({src, product_kernel(kernel), dst}, scratchpad_.get());
-  }
+  run_forward(products_, src, kernel, bias, dst, scratchpad_.get());
 }
 
 void DenseKernel::backward(const void* src, const void* dst, void* diff_dst,
@@ -83,10 +156,11 @@ void DenseKernel::backward(const void* src, const void* dst, void* diff_dst,
                            float* diff_bias) {
   activation_.backward(nullptr, dst, diff_dst, diff_dst);
   if (diff_src != nullptr) {
-    check_argument(!backward_data_.empty(), "Dense kernel was built without input gradient");
-    backward_data_.execute({diff_dst, product_kernel(kernel), diff_src}, scratchpad_.get());
+    check_argument(!products_.backward_data.empty(), "Dense kernel was built without input gradient");
+    // The kernel as forward handed it to its product (copied when padded or in bfloat16).
+    products_.backward_data.execute({diff_dst, products_.kernel(kernel, true), diff_src}, scratchpad_.get());
   }
-  backward_weights_.execute({src, diff_dst, diff_kernel}, scratchpad_.get());
+  run_backward_weights(products_, src, diff_dst, diff_kernel, scratchpad_.get());
   if (!use_bias_) return;
   if (dtype_ == DType::bfloat16) {
     column_sums(static_cast<const bfloat16*>(diff_dst), rows_, units_, diff_bias, false);
@@ -96,9 +170,13 @@ void DenseKernel::backward(const void* src, const void* dst, void* diff_dst,
 }
 
 std::vector<std::string> DenseKernel::implementations() const {
-  std::vector<std::string> names = {"forward " + forward_.implementation()};
-  if (!backward_data_.empty()) names.push_back("backward-data " + backward_data_.implementation());
-  names.push_back("backward-weights " + backward_weights_.implementation());
+  const std::string kernel_rows = products_.kernel_stride != units_ ? " (kernel rows padded)" : "";
+  std::vector<std::string> names = {"forward " + products_.forward.implementation() + kernel_rows};
+  if (!products_.backward_data.empty()) {
+    names.push_back("backward-data " + products_.backward_data.implementation() + kernel_rows);
+  }
+  const std::string diff_dst_rows = products_.diff_dst_stride != units_ ? " (diff_dst rows padded)" : "";
+  names.push_back("backward-weights " + products_.backward_weights.implementation() + diff_dst_rows);
   return names;
 }
 

@@ -20,12 +20,11 @@ memory::desc rows_desc(int64_t rows, int64_t cols, int64_t stride, memory::data_
   return memory::desc({rows, cols}, type, {stride, 1});
 }
 
-/// The stride of padded rows of `cols` elements: one cache line more when a row is a multiple
-/// of 1 KiB (the rows that share cache sets), else the rows as they are.
-int64_t padded_stride(int64_t cols, DType dtype) {
-  const int64_t element = int64_t(dtype_size(dtype));
-  return cols * element % 1024 == 0 ? cols + 64 / element : cols;
-}
+/// Whether rows of `cols` elements fall in the same cache sets: a multiple of 1 KiB.
+bool rows_share_cache_sets(int64_t cols, DType dtype) { return cols * int64_t(dtype_size(dtype)) % 1024 == 0; }
+
+/// The stride of rows of `cols` elements padded by one cache line.
+int64_t padded_stride(int64_t cols, DType dtype) { return cols + 64 / int64_t(dtype_size(dtype)); }
 
 }  // namespace
 
@@ -47,7 +46,7 @@ DenseKernel::DenseKernel(int64_t rows, int64_t in, int64_t units, Activation act
   const int64_t padded = padded_stride(units, dtype);
   if (padding == RowPadding::padded) {
     products_ = products(padded, padded);
-  } else if (padding == RowPadding::none || padded == units) {
+  } else if (padding == RowPadding::none || !rows_share_cache_sets(units, dtype)) {
     products_ = products(units, units);
   } else {
     Products plain = products(units, units), both_padded = products(padded, padded);

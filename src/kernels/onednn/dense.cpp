@@ -26,6 +26,13 @@ bool rows_share_cache_sets(int64_t cols, DType dtype) { return cols * int64_t(dt
 /// The stride of rows of `cols` elements padded by one cache line.
 int64_t padded_stride(int64_t cols, DType dtype) { return cols + 64 / int64_t(dtype_size(dtype)); }
 
+/// `rows` rows of `row_bytes` from `from` (one after another) to `to`, `to_stride` bytes apart.
+void copy_rows(const void* from, int64_t rows, size_t row_bytes, std::byte* to, size_t to_stride) {
+  for (int64_t row = 0; row < rows; ++row) {
+    std::memcpy(to + size_t(row) * to_stride, static_cast<const std::byte*>(from) + size_t(row) * row_bytes, row_bytes);
+  }
+}
+
 }  // namespace
 
 size_t DenseKernel::Products::scratchpad_bytes() const {
@@ -43,32 +50,38 @@ DenseKernel::DenseKernel(int64_t rows, int64_t in, int64_t units, Activation act
       dtype_(dtype),
       activation_(activation, rows, units, data_type_of(dtype)) {
   check_argument(fusable_as_post_op(activation), "Dense fuses only activations whose gradient follows from their output");
-  const int64_t padded = padded_stride(units, dtype);
+  const RowStrides plain = {units, in, units};
   if (padding == RowPadding::padded) {
-    products_ = products(padded, padded);
-  } else if (padding == RowPadding::none || !rows_share_cache_sets(units, dtype)) {
-    products_ = products(units, units);
+    products_ = products({padded_stride(units, dtype), padded_stride(in, dtype), padded_stride(units, dtype)});
+  } else if (padding == RowPadding::none ||
+             !(rows_share_cache_sets(units, dtype) || rows_share_cache_sets(in, dtype))) {
+    products_ = products(plain);
   } else {
-    Products plain = products(units, units), both_padded = products(padded, padded);
+    // Each operand whose rows share cache sets padded, against all plain.
+    auto padded_if_shared = [&](int64_t cols) {
+      return rows_share_cache_sets(cols, dtype) ? padded_stride(cols, dtype) : cols;
+    };
+    const RowStrides padded = {padded_if_shared(units), padded_if_shared(in), padded_if_shared(units)};
+    Products plain_products = products(plain), padded_products = products(padded);
     const std::vector<int64_t> shape = {rows, in, units, int64_t(dtype), need_diff_src};
-    const bool kernel_padded = decided_once("Dense kernel rows padded", shape, [&] {
-      return clearly_faster(both_padded, plain, true);
+    const bool kernel_padded = padded.kernel != units && decided_once("Dense kernel rows padded", shape, [&] {
+      return clearly_faster(padded_products, plain_products, true);
     });
-    const bool diff_dst_padded = decided_once("Dense diff_dst rows padded", shape, [&] {
-      return clearly_faster(both_padded, plain, false);
+    const bool weight_gradient_operands_padded = decided_once("Dense weight gradient rows padded", shape, [&] {
+      return clearly_faster(padded_products, plain_products, false);
     });
-    products_ = products(kernel_padded ? padded : units, diff_dst_padded ? padded : units);
+    products_ = products({kernel_padded ? padded.kernel : units, weight_gradient_operands_padded ? padded.src : in,
+                          weight_gradient_operands_padded ? padded.diff_dst : units});
   }
   scratchpad_ = allocate_aligned(products_.scratchpad_bytes());
 }
 
-DenseKernel::Products DenseKernel::products(int64_t kernel_stride, int64_t diff_dst_stride) const {
+DenseKernel::Products DenseKernel::products(RowStrides strides) const {
   const memory::data_type type = data_type_of(dtype_);
   Products p;
-  p.kernel_stride = kernel_stride;
-  p.diff_dst_stride = diff_dst_stride;
+  p.strides = strides;
   const memory::desc src = rows_desc(rows_, in_, in_, type), dst = rows_desc(rows_, units_, units_, type);
-  const memory::desc kernel = rows_desc(in_, units_, kernel_stride, type);
+  const memory::desc kernel = rows_desc(in_, units_, strides.kernel, type);
   p.kernel = WeightsForPrimitive(f32_desc({in_, units_}, tag::ab), kernel);
 
   const memory::desc bias = f32_desc({1, units_}, tag::ab);
@@ -85,20 +98,21 @@ DenseKernel::Products DenseKernel::products(int64_t kernel_stride, int64_t diff_
   if (need_diff_src_) {
     // diff_src [rows, in] = diff_dst [rows, units] x kernel^T [units, in] (the kernel's memory
     // read transposed).
-    const memory::desc kernel_transposed({units_, in_}, type, {1, kernel_stride});
+    const memory::desc kernel_transposed({units_, in_}, type, {1, strides.kernel});
     dnnl::matmul::primitive_desc pd({dst, kernel_transposed, src}, attr, engine());
     p.backward_data = BoundPrimitive(
         dnnl::matmul(pd), pd, {{DNNL_ARG_SRC, dst}, {DNNL_ARG_WEIGHTS, kernel_transposed}, {DNNL_ARG_DST, src}});
   }
   // diff_kernel [in, units] = src^T [in, rows] x diff_dst [rows, units], in float32.
-  const memory::desc src_transposed({in_, rows_}, type, tag::ba);
-  const memory::desc diff_dst = rows_desc(rows_, units_, diff_dst_stride, type);
+  const memory::desc src_transposed({in_, rows_}, type, {1, strides.src});
+  const memory::desc diff_dst = rows_desc(rows_, units_, strides.diff_dst, type);
   const memory::desc diff_kernel = f32_desc({in_, units_}, tag::ab);
   dnnl::matmul::primitive_desc weights_pd({src_transposed, diff_dst, diff_kernel}, attr, engine());
   p.backward_weights = BoundPrimitive(
       dnnl::matmul(weights_pd), weights_pd,
       {{DNNL_ARG_SRC, src_transposed}, {DNNL_ARG_WEIGHTS, diff_dst}, {DNNL_ARG_DST, diff_kernel}});
-  if (diff_dst_stride != units_) p.padded_diff_dst = allocate_aligned(diff_dst.get_size());
+  if (strides.src != in_) p.padded_src = allocate_aligned(rows_desc(rows_, in_, strides.src, type).get_size());
+  if (strides.diff_dst != units_) p.padded_diff_dst = allocate_aligned(diff_dst.get_size());
   return p;
 }
 
@@ -135,12 +149,13 @@ void DenseKernel::run_forward(Products& p, const void* src, const float* kernel,
 
 void DenseKernel::run_backward_weights(Products& p, const void* src, const void* diff_dst, float* diff_kernel,
                                        void* scratchpad) const {
+  const size_t element = dtype_size(dtype_);
+  if (p.padded_src) {
+    copy_rows(src, rows_, size_t(in_) * element, p.padded_src.get(), size_t(p.strides.src) * element);
+    src = p.padded_src.get();
+  }
   if (p.padded_diff_dst) {
-    const size_t element = dtype_size(dtype_), row_bytes = size_t(units_) * element;
-    for (int64_t row = 0; row < rows_; ++row) {
-      std::memcpy(p.padded_diff_dst.get() + size_t(row * p.diff_dst_stride) * element,
-                  static_cast<const std::byte*>(diff_dst) + size_t(row) * row_bytes, row_bytes);
-    }
+    copy_rows(diff_dst, rows_, size_t(units_) * element, p.padded_diff_dst.get(), size_t(p.strides.diff_dst) * element);
     diff_dst = p.padded_diff_dst.get();
   }
   p.backward_weights.execute({src, diff_dst, diff_kernel}, scratchpad);
@@ -169,13 +184,17 @@ void DenseKernel::backward(const void* src, const void* dst, void* diff_dst,
 }
 
 std::vector<std::string> DenseKernel::implementations() const {
-  const std::string kernel_rows = products_.kernel_stride != units_ ? " (kernel rows padded)" : "";
+  const RowStrides& strides = products_.strides;
+  const std::string kernel_rows = strides.kernel != units_ ? " (kernel rows padded)" : "";
   std::vector<std::string> names = {"forward " + products_.forward.implementation() + kernel_rows};
   if (!products_.backward_data.empty()) {
     names.push_back("backward-data " + products_.backward_data.implementation() + kernel_rows);
   }
-  const std::string diff_dst_rows = products_.diff_dst_stride != units_ ? " (diff_dst rows padded)" : "";
-  names.push_back("backward-weights " + products_.backward_weights.implementation() + diff_dst_rows);
+  std::string padded_rows;
+  if (strides.src != in_) padded_rows += " src";
+  if (strides.diff_dst != units_) padded_rows += std::string(padded_rows.empty() ? "" : " and") + " diff_dst";
+  names.push_back("backward-weights " + products_.backward_weights.implementation() +
+                  (padded_rows.empty() ? "" : " (" + padded_rows.substr(1) + " rows padded)"));
   return names;
 }
 

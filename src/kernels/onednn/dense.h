@@ -5,14 +5,15 @@
 // weights (batch 256, 1 thread, forward / backward-data / backward-weights): 784->512 1.08 /
 // 1.07 / 1.13 ms vs 1.46 / 1.55 / 1.72 ms; 5408->128 1.81 / 1.86 / 2.10 vs 1.76 / 1.93 / 2.41.
 //
-// Rows of a power-of-two number of bytes (units 512, 1024, 2048 in float32) fall in the same
-// cache sets, and oneDNN 2.6's AVX2 gemm reads a right-hand operand of such rows at half to two
-// thirds of its speed: 256x784 x 784x512 at 60-67 GFLOP/s, 97-99 with rows padded by one cache
-// line; 256x3136 x 3136x1024 at 46, 95 padded (AMD EPYC, 1 thread). So the products may read
-// the kernel (forward, backward-data) and diff_dst (backward-weights) from copies whose rows
-// are padded: each copy is chosen when it is measured faster, its copying counted. Padded and
-// plain products compute bitwise alike (checked at batch 256 on every op-table row), so the
-// choice changes the speed only.
+// Rows of a multiple of 1 KiB (512, 1024, 9216 floats) fall in the same cache sets, and oneDNN
+// 2.6's AVX2 gemm reads a right-hand operand, or a transposed left-hand one, of such rows at a
+// third to two thirds of its speed (AMD EPYC, 1 thread, GFLOP/s plain -> padded by one cache
+// line): forward 256x784 x 784x512 60-67 -> 97-99, 256x3136 x 3136x1024 46 -> 95; the weight
+// gradient (9216x256 src^T) x 256x128 37 -> 84. So the products may read the kernel (forward,
+// backward-data), src and diff_dst (backward-weights) from copies whose rows are padded: each
+// product's copies are chosen when measured faster, their copying counted. Padded and plain
+// products compute bitwise alike (checked at batch 256 on every op-table row), so the choice
+// changes the speed only.
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,8 +25,8 @@ namespace tenfold::kernels::onednn {
 
 class DenseKernel {
  public:
-  /// Whether the products read padded copies of the kernel's and diff_dst's rows: `chosen`
-  /// by measurement (once per process and shape), or forced (tests).
+  /// Whether the products read padded copies of the kernel's, src's and diff_dst's rows:
+  /// `chosen` by measurement (once per process and shape), or forced (tests).
   enum class RowPadding { chosen, none, padded };
 
   /// `activation` must be fusable (not softmax). `need_diff_src` is false for a first layer.
@@ -46,22 +47,25 @@ class DenseKernel {
   std::vector<std::string> implementations() const;
 
  private:
-  /// The three products for given row strides (in elements) of the kernel and diff_dst.
+  /// Elements from one row's start to the next's, as the products read each operand.
+  struct RowStrides {
+    int64_t kernel, src, diff_dst;
+  };
+  /// The three products for given row strides: src's and diff_dst's for backward-weights only.
   struct Products {
-    int64_t kernel_stride = 0, diff_dst_stride = 0;
+    RowStrides strides{};
     WeightsForPrimitive kernel;  // the stored kernel as the products read it
     BoundPrimitive forward, backward_data, backward_weights;
-    BoundPrimitive pad_diff_dst;  // diff_dst into padded_diff_dst, when its rows are padded
-    std::shared_ptr<std::byte> padded_diff_dst;
+    std::shared_ptr<std::byte> padded_src, padded_diff_dst;  // backward-weights' copies, if padded
     size_t scratchpad_bytes() const;
   };
-  Products products(int64_t kernel_stride, int64_t diff_dst_stride) const;
+  Products products(RowStrides strides) const;
   /// Whether `padded` is clearly faster than `plain` at forward and backward-data (`kernel`)
   /// or at backward-weights, timed on zeros.
   bool clearly_faster(Products& padded, Products& plain, bool kernel) const;
   void run_forward(Products& p, const void* src, const float* kernel, const float* bias, void* dst,
                    void* scratchpad) const;
-  /// Backward-weights from diff_dst (copied into padded rows first when `p` reads them so).
+  /// Backward-weights from src and diff_dst, copied into padded rows first where `p` reads them so.
   void run_backward_weights(Products& p, const void* src, const void* diff_dst, float* diff_kernel,
                             void* scratchpad) const;
 

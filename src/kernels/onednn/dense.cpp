@@ -20,8 +20,8 @@ memory::desc rows_desc(int64_t rows, int64_t cols, int64_t stride, memory::data_
   return memory::desc({rows, cols}, type, {stride, 1});
 }
 
-/// Whether rows of `cols` elements fall in the same cache sets: a multiple of 1 KiB.
-bool rows_share_cache_sets(int64_t cols, DType dtype) { return cols * int64_t(dtype_size(dtype)) % 1024 == 0; }
+/// Whether rows of `cols` elements start at addresses equal in their low 10 bits (dense.h).
+bool rows_alias(int64_t cols, DType dtype) { return cols * int64_t(dtype_size(dtype)) % 1024 == 0; }
 
 /// The stride of rows of `cols` elements padded by one cache line.
 int64_t padded_stride(int64_t cols, DType dtype) { return cols + 64 / int64_t(dtype_size(dtype)); }
@@ -54,12 +54,12 @@ DenseKernel::DenseKernel(int64_t rows, int64_t in, int64_t units, Activation act
   if (padding == RowPadding::padded) {
     products_ = products({padded_stride(units, dtype), padded_stride(in, dtype), padded_stride(units, dtype)});
   } else if (padding == RowPadding::none ||
-             !(rows_share_cache_sets(units, dtype) || rows_share_cache_sets(in, dtype))) {
+             !(rows_alias(units, dtype) || rows_alias(in, dtype))) {
     products_ = products(plain);
   } else {
-    // Each operand whose rows share cache sets padded, against all plain.
+    // Each operand whose rows alias padded, against all plain.
     auto padded_if_shared = [&](int64_t cols) {
-      return rows_share_cache_sets(cols, dtype) ? padded_stride(cols, dtype) : cols;
+      return rows_alias(cols, dtype) ? padded_stride(cols, dtype) : cols;
     };
     const RowStrides padded = {padded_if_shared(units), padded_if_shared(in), padded_if_shared(units)};
     Products plain_products = products(plain), padded_products = products(padded);

@@ -5,15 +5,18 @@
 // weights (batch 256, 1 thread, forward / backward-data / backward-weights): 784->512 1.08 /
 // 1.07 / 1.13 ms vs 1.46 / 1.55 / 1.72 ms; 5408->128 1.81 / 1.86 / 2.10 vs 1.76 / 1.93 / 2.41.
 //
-// Rows of a multiple of 1 KiB (512, 1024, 9216 floats) fall in the same cache sets, and oneDNN
-// 2.6's AVX2 gemm reads a right-hand operand, or a transposed left-hand one, of such rows at a
-// third to two thirds of its speed (AMD EPYC, 1 thread, GFLOP/s plain -> padded by one cache
-// line): forward 256x784 x 784x512 60-67 -> 97-99, 256x3136 x 3136x1024 46 -> 95; the weight
-// gradient (9216x256 src^T) x 256x128 37 -> 84. So the products may read the kernel (forward,
-// backward-data), src and diff_dst (backward-weights) from copies whose rows are padded: each
-// product's copies are chosen when measured faster, their copying counted. Padded and plain
-// products compute bitwise alike (checked at batch 256 on every op-table row), so the choice
-// changes the speed only.
+// Rows of a multiple of 1 KiB (512, 1024, 9216 floats) start at addresses equal in their low
+// bits, and oneDNN 2.6's AVX2 gemm reads a right-hand operand, or a transposed left-hand one, of
+// such rows at a third to two thirds of its speed when they are 64-byte aligned as Tenfold
+// allocates them (at malloc's addresses, 16 bytes past a page, the same products ran at full
+// speed: address aliasing, not arithmetic). Per call in ms, rows as stored -> padded by one
+// cache line (`OMP_NUM_THREADS=1 tenfold-bench-dense --in I --units U`, 256 rows, AMD EPYC):
+// 3136->1024 forward 36.8 -> 18.5; 512->512 forward 2.04 -> 1.45, backward 3.87 -> 3.01;
+// 9216->128 backward 21.8 -> 15.0. So the products may read the kernel (forward, backward-data),
+// src and diff_dst (backward-weights) from copies with padded rows: each product's copies are
+// chosen when measured faster, their copying counted. Padded and plain products compute
+// bitwise alike (checked at batch 256 on every op-table row), so the choice changes the speed
+// only.
 #include <memory>
 #include <string>
 #include <vector>

@@ -6,7 +6,7 @@ using kernels::Activation;
 
 OutputActivation::OutputActivation(const Activation& activation, int64_t rows, int64_t channels)
     : activation_(activation) {
-  if (!kernels::onednn::fusable_as_post_op(activation)) {
+  if (!kernels::onednn::fusable_as_post_op(activation) || kernels::onednn::runs_faster_after_kernel(activation)) {
     after_ = kernels::onednn::ActivationKernel(activation, rows, channels);
     pre_activation_ = Tensor(Shape{rows, channels});
   }

@@ -1,7 +1,8 @@
 #pragma once
 // The activation at the end of a Conv2D or Dense layer. Those whose backward needs only their
-// output are fused into the layer's kernel; the others (softmax, gelu, ...) are not: the kernel
-// writes its output to a buffer of this object and the activation runs after it.
+// output are fused into the layer's kernel; the others (softmax, gelu, ...; tanh where oneDNN's
+// is slow) are not: the kernel writes its output to a buffer of this object and the activation
+// runs after it (in float32: the layer then computes in float32 under mixed_bfloat16).
 #include "kernels/onednn/activation.h"
 #include "layers/layer.h"
 

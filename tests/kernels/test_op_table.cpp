@@ -531,6 +531,18 @@ INSTANTIATE_TEST_SUITE_P(Table, ActivationRows,
                                            "sigmoid", "hard_sigmoid", "hard_silu", "tanh",
                                            "exponential", "softmax", "log_softmax"));
 
+// A Conv2D's or Dense's activation runs after the kernel instead of as its post-op only for
+// tanh, and only where the timing says oneDNN's is slow (both forms are rows above: the fused
+// tanh in the Conv2D and Dense rows, ActivationKernel's here).
+TEST_F(OpTable, OnlyTanhMayRunAfterTheKernelInsteadOfAsPostOp) {
+  for (const char* name : {"linear", "relu", "relu6", "leaky_relu", "elu", "sigmoid", "exponential"}) {
+    EXPECT_FALSE(onednn::runs_faster_after_kernel(parse_activation(name))) << name;
+  }
+  const bool after = onednn::runs_faster_after_kernel(Activation::tanh);
+  EXPECT_EQ(onednn::runs_faster_after_kernel(Activation::tanh), after) << "decided once per process";
+  print_row("Conv2D/Dense tanh", {after ? "after the kernel (tenfold:rational_tanh)" : "as the kernel's post-op"});
+}
+
 // ---- bfloat16 (the mixed_bfloat16 policy): every Conv2D row, every Dense row, the pooling
 // rows (and tiling max pooling from float32 into bfloat16, as the fused Conv2D+MaxPooling2D of
 // a short reduction runs it: layers/fusion.cpp), each at the training shapes with no reference kernel, and checked

@@ -4,7 +4,8 @@
 // (forward on oneDNN's kernel, backward on Tenfold's rows).
 // Convolution and dense kernels fuse the activations whose backward needs only their output
 // (backward_from_output) as a post-op and use this kernel only for the backward; the others
-// run after the kernel, from a copy of its output.
+// (and tanh where oneDNN's is slow: runs_faster_after_kernel) run after the kernel, from a copy
+// of its output.
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ bool runs_in_bfloat16(const Activation& activation);
 bool fusable_as_post_op(const Activation& activation);
 /// The post-op for a fusable activation (empty for linear).
 dnnl::post_ops activation_post_ops(const Activation& activation);
+/// Whether a fusable `activation` at the end of a Conv2D or Dense runs faster after the kernel
+/// (ActivationKernel) than as its post-op: float32 tanh where oneDNN's is clearly slower than
+/// TensorFlow's rational function that ActivationKernel runs (timed once per process).
+bool runs_faster_after_kernel(const Activation& activation);
 
 class ActivationKernel {
  public:

@@ -1,7 +1,8 @@
 // Dense's products (kernels/onednn/dense.h) with the rows as stored and with every operand's
 // rows padded by a cache line, on the same layer: the best of --repeats calls of forward and
 // backward (backward-data, when --first 0, and backward-weights), in ms, one JSON line per
-// layout; the layouts take turns call by call. DenseKernel times the same at compile to pick.
+// layout; the layouts take turns call by call. DenseKernel times the aliasing operands padded
+// against plain at compile to pick.
 //   tenfold-bench-dense [--rows 256] [--in 784] [--units 512] [--first 1] [--repeats 20]
 #include <cstdio>
 #include <cstdlib>

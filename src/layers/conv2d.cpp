@@ -101,7 +101,8 @@ std::unique_ptr<LayerStep> Conv2D::compile(const Shape& input_shape, const Compi
         return Conv2DKernel(g, fused, options_.use_bias, layout.native_desc(), options.need_input_gradient, dtype,
                             false, options.need_weight_gradients ? Conv2DKernel::WeightGradients::fastest
                                                                  : Conv2DKernel::WeightGradients::none);
-      });
+      },
+      kernels::onednn::runs_faster_after_kernel(activation_, options.compute_dtype));
 }
 
 nlohmann::json Conv2D::get_config() const {

@@ -43,7 +43,8 @@ std::unique_ptr<LayerStep> Dense::compile(const Shape& input_shape, const Compil
       [&](kernels::Activation fused, DType dtype) {
         return DenseKernel(rows, in, options_.units, fused, options_.use_bias,
                            options.need_input_gradient, dtype);
-      });
+      },
+      kernels::onednn::runs_faster_after_kernel(activation_, options.compute_dtype));
 }
 
 nlohmann::json Dense::get_config() const {

@@ -4,9 +4,9 @@ namespace tenfold {
 
 using kernels::Activation;
 
-OutputActivation::OutputActivation(const Activation& activation, int64_t rows, int64_t channels)
+OutputActivation::OutputActivation(const Activation& activation, int64_t rows, int64_t channels, bool after_kernel)
     : activation_(activation) {
-  if (!kernels::onednn::fusable_as_post_op(activation) || kernels::onednn::runs_faster_after_kernel(activation)) {
+  if (!kernels::onednn::fusable_as_post_op(activation) || after_kernel) {
     after_ = kernels::onednn::ActivationKernel(activation, rows, channels);
     pre_activation_ = Tensor(Shape{rows, channels});
   }

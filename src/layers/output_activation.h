@@ -1,8 +1,8 @@
 #pragma once
 // The activation at the end of a Conv2D or Dense layer. Those whose backward needs only their
-// output are fused into the layer's kernel; the others (softmax, gelu, ...; tanh where oneDNN's
-// is slow) are not: the kernel writes its output to a buffer of this object and the activation
-// runs after it (in float32: the layer then computes in float32 under mixed_bfloat16).
+// output are fused into the layer's kernel, unless told to run after it; the others (softmax,
+// gelu, ...) are not: the kernel writes its output to a buffer of this object and the
+// activation runs after it, in float32.
 #include "kernels/onednn/activation.h"
 #include "layers/layer.h"
 
@@ -10,8 +10,9 @@ namespace tenfold {
 
 class OutputActivation {
  public:
-  /// Over an output seen as [rows, channels].
-  OutputActivation(const kernels::Activation& activation, int64_t rows, int64_t channels);
+  /// Over an output seen as [rows, channels]; `after_kernel` runs a fusable activation after the
+  /// kernel too (float32 tanh where oneDNN's is slow: kernels::onednn::runs_faster_after_kernel).
+  OutputActivation(const kernels::Activation& activation, int64_t rows, int64_t channels, bool after_kernel = false);
 
   /// What the layer's kernel fuses: the activation itself, or linear before one that runs after.
   kernels::Activation fused() const;

@@ -15,11 +15,13 @@ class WeightedStep : public LayerStep {
  public:
   /// The output is seen as [rows, channels]; `make_kernel(fused_activation, dtype)` builds the
   /// kernel. It computes in `dtype` when that is float32 or the activation fuses into the
-  /// kernel (one that runs after it is a float32 kernel), else in float32.
+  /// kernel (one that runs after it is a float32 kernel), else in float32. With
+  /// `activation_after_kernel`, a fusable activation runs after the kernel too.
   template <typename MakeKernel>
   WeightedStep(kernels::Activation activation, int64_t rows, int64_t channels,
-               std::vector<Variable*> weights, DType dtype, MakeKernel make_kernel)
-      : activation_(activation, rows, channels),
+               std::vector<Variable*> weights, DType dtype, MakeKernel make_kernel,
+               bool activation_after_kernel = false)
+      : activation_(activation, rows, channels, activation_after_kernel),
         dtype_(activation_.fused().kind == activation.kind ? dtype : DType::float32),
         kernel_(make_kernel(activation_.fused(), dtype_)),
         weights_(std::move(weights)) {}

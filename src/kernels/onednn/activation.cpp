@@ -97,8 +97,8 @@ bool runs_in_bfloat16(const Activation& activation) {
 
 bool fusable_as_post_op(const Activation& activation) { return backward_from_output(activation); }
 
-bool runs_faster_after_kernel(const Activation& activation) {
-  if (activation.kind != Activation::tanh) return false;
+bool runs_faster_after_kernel(const Activation& activation, DType dtype) {
+  if (activation.kind != Activation::tanh || dtype != DType::float32) return false;
   // oneDNN 2.6's AVX2 tanh took 3.2 ns a value, the rational one 0.47 (AMD EPYC): LeNet's
   // 6 -> 16 convolution forward 4.4 -> 2.3 ms per replica step of 256 (TENFOLD_PROFILE=1).
   return decided_once("oneDNN's tanh slower than Tenfold's", {}, [] {

@@ -22,10 +22,12 @@ bool runs_in_bfloat16(const Activation& activation);
 bool fusable_as_post_op(const Activation& activation);
 /// The post-op for a fusable activation (empty for linear).
 dnnl::post_ops activation_post_ops(const Activation& activation);
-/// Whether a fusable `activation` at the end of a Conv2D or Dense runs faster after the kernel
-/// (ActivationKernel) than as its post-op: float32 tanh where oneDNN's is clearly slower than
-/// TensorFlow's rational function that ActivationKernel runs (timed once per process).
-bool runs_faster_after_kernel(const Activation& activation);
+/// Whether a fusable `activation` at the end of a kernel computing in `dtype` runs faster after
+/// it (ActivationKernel) than as its oneDNN post-op: tanh in float32 where oneDNN's is clearly
+/// slower than TensorFlow's rational function that ActivationKernel runs (timed once per
+/// process, each alone on 64k values: the pass over memory that running after adds is not
+/// timed, and the 2x asked for covers it).
+bool runs_faster_after_kernel(const Activation& activation, DType dtype);
 
 class ActivationKernel {
  public:

@@ -80,7 +80,7 @@ BoundPrimitive layout_copy(const memory::desc& from, const memory::desc& to) {
 }
 
 /// decided_once() about a convolution of geometry `g`.
-bool decided_once(const std::string& question, const WindowGeometry& g, const std::function<bool()>& decide) {
+bool decided_once_for(const std::string& question, const WindowGeometry& g, const std::function<bool()>& decide) {
   return kernels::decided_once(question,
                                {g.batch, g.in_height, g.in_width, g.in_channels, g.out_channels, g.window_height,
                                 g.window_width, g.stride_height, g.stride_width, g.pad_top, g.pad_left, g.pad_bottom,
@@ -223,7 +223,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   dnnl::convolution_forward::primitive_desc forward_pd;
   const bool try_winograd =
       method == Method::winograd ||
-      (method == Method::chosen && winograd_possible(g, dtype) && decided_once("Conv2D Winograd", g, [&] {
+      (method == Method::chosen && winograd_possible(g, dtype) && decided_once_for("Conv2D Winograd", g, [&] {
          const auto seconds = time_methods(g, activation, use_bias, stored_weights, need_diff_src, weight_gradients, 3);
          return !seconds.empty() && seconds[1].total() < seconds[0].total();
        }));
@@ -301,7 +301,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
       // were slower on every zoo geometry, so float32 keeps oneDNN's without the timing.
       MatmulWeightGradients as_matmul(g, d.src.data_type());
       const bool use_matmul = weight_gradients == WeightGradients::matmul ||
-                              decided_once("Conv2D weight gradients as a matmul", g, [&] {
+                              decided_once_for("Conv2D weight gradients as a matmul", g, [&] {
                                 return matmul_clearly_faster(backward_weights_, as_matmul, d.src, d.dst);
                               });
       if (use_matmul) {
@@ -323,7 +323,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
       float_diff_dst_ = allocate_aligned(float_descs.dst.get_size());
       bool in_float32 = weight_gradients == WeightGradients::float32;
       if (weight_gradients == WeightGradients::fastest) {
-        in_float32 = decided_once("Conv2D float32 weight gradients", g, [&] {
+        in_float32 = decided_once_for("Conv2D float32 weight gradients", g, [&] {
           return float32_clearly_faster(backward_weights_, in_float, d.src, d.dst, float_src_.get(),
                                         float_diff_dst_.get());
         });

@@ -13,10 +13,11 @@
 // cache line (`OMP_NUM_THREADS=1 tenfold-bench-dense --in I --units U`, 256 rows, AMD EPYC):
 // 3136->1024 forward 36.8 -> 18.5; 512->512 forward 2.04 -> 1.45, backward 3.87 -> 3.01;
 // 9216->128 backward 21.8 -> 15.0. So the products may read the kernel (forward, backward-data),
-// src and diff_dst (backward-weights) from copies with padded rows: each product's copies are
-// chosen when measured faster, their copying counted. Padded and plain products compute
-// bitwise alike (checked at batch 256 on every op-table row), so the choice changes the speed
-// only.
+// src and diff_dst (backward-weights) from copies with padded rows, in float32: the kernel's
+// copy when forward and backward-data are measured faster with it, src's and diff_dst's when
+// backward-weights is, their copying counted. On that CPU padded and plain products computed
+// bitwise alike (batch 256, every op-table row); the op-table checks both against the
+// reference kernel everywhere.
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +30,8 @@ namespace tenfold::kernels::onednn {
 class DenseKernel {
  public:
   /// Whether the products read padded copies of the kernel's, src's and diff_dst's rows:
-  /// `chosen` by measurement (once per process and shape), or forced (tests).
+  /// `chosen` (float32 operands whose rows alias, by a timing once per process and shape;
+  /// otherwise none), or forced (tests).
   enum class RowPadding { chosen, none, padded };
 
   /// `activation` must be fusable (not softmax). `need_diff_src` is false for a first layer.
@@ -41,8 +43,9 @@ class DenseKernel {
 
   /// src [rows, in], kernel [in, units], bias [units] or null -> dst [rows, units].
   void forward(const void* src, const float* kernel, const float* bias, void* dst);
-  /// Backward through the activation (in place on diff_dst) and the product; diff_src may be
-  /// null when need_diff_src was false; diff_bias is ignored without bias.
+  /// Backward through the activation (in place on diff_dst) and the product, after a forward
+  /// with the same kernel (backward-data reads the copy forward made, when there is one);
+  /// diff_src may be null when need_diff_src was false; diff_bias is ignored without bias.
   void backward(const void* src, const void* dst, void* diff_dst, const float* kernel,
                 void* diff_src, float* diff_kernel, float* diff_bias);
   /// The implementation oneDNN picked for each primitive, e.g. "forward brg:avx512_core", and
@@ -63,9 +66,9 @@ class DenseKernel {
     size_t scratchpad_bytes() const;
   };
   Products products(RowStrides strides) const;
-  /// Whether `padded` is clearly faster than `plain` at forward and backward-data (`kernel`)
-  /// or at backward-weights, timed on zeros.
-  bool clearly_faster(Products& padded, Products& plain, bool kernel) const;
+  enum class Timed { forward_and_backward_data, backward_weights };
+  /// Whether `padded` is clearly faster than `plain` at the `timed` products, timed on zeros.
+  bool clearly_faster(Products& padded, Products& plain, Timed timed) const;
   void run_forward(Products& p, const void* src, const float* kernel, const float* bias, void* dst,
                    void* scratchpad) const;
   /// Backward-weights from src and diff_dst, copied into padded rows first where `p` reads them so.
@@ -73,7 +76,7 @@ class DenseKernel {
                             void* scratchpad) const;
 
   int64_t rows_, in_, units_;
-  Activation activation_type_;
+  Activation fused_activation_;
   bool use_bias_, need_diff_src_;
   DType dtype_;
   Products products_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "core/error.h"
 #include "kernels/bfloat16.h"
@@ -64,13 +66,19 @@ DenseKernel::DenseKernel(int64_t rows, int64_t in, int64_t units, Activation act
       return rows_alias(cols, dtype) ? padded_stride(cols, dtype) : cols;
     };
     const RowStrides padded = {padded_if_aliasing(units), padded_if_aliasing(in), padded_if_aliasing(units)};
-    Products plain_products = products(plain), padded_products = products(padded);
+    // Both forms are built for the first timing only: a kernel of a shape already decided
+    // (another replica's) builds just its own products.
+    std::optional<std::pair<Products, Products>> timed;  // plain, padded
+    auto padded_clearly_faster = [&](Timed what) {
+      if (!timed) timed.emplace(products(plain), products(padded));
+      return clearly_faster(timed->second, timed->first, what);
+    };
     const std::vector<int64_t> shape = {rows, in, units, int64_t(dtype), need_diff_src};
     const bool kernel_padded = padded.kernel != units && decided_once("Dense kernel rows padded", shape, [&] {
-      return clearly_faster(padded_products, plain_products, Timed::forward_and_backward_data);
+      return padded_clearly_faster(Timed::forward_and_backward_data);
     });
     const bool weight_gradient_operands_padded = decided_once("Dense weight gradient rows padded", shape, [&] {
-      return clearly_faster(padded_products, plain_products, Timed::backward_weights);
+      return padded_clearly_faster(Timed::backward_weights);
     });
     products_ = products({kernel_padded ? padded.kernel : units, weight_gradient_operands_padded ? padded.src : in,
                           weight_gradient_operands_padded ? padded.diff_dst : units});

@@ -1,10 +1,11 @@
-// oneDNN's direct and Winograd convolutions on the same layer (3x3 'same' stride 1, relu, an
-// input gradient wanted: a layer inside a network), each as Conv2DKernel runs it, its copies
-// to and from the blocked layout counted: best forward and backward of --repeats calls, in ms,
+// oneDNN's direct convolution and a Winograd one (oneDNN's, or Tenfold's F(2x2, 3x3) where
+// oneDNN has none: CPUs without AVX-512) on the same layer (3x3 'same' stride 1, relu, an input
+// gradient wanted: a layer inside a network), each as Conv2DKernel runs it, oneDNN Winograd's
+// copies to and from the blocked layout counted: best forward and backward of --repeats calls, in ms,
 // one JSON line per method. The methods take turns call by call, so a noisy machine slows both
 // alike. With --replicas R, R copies run at once on one thread each, as R replicas train
 // (sharing the memory bandwidth); the first one's times. Conv2DKernel measures the same at
-// compile to pick one (Conv2DKernel::time_methods, 3 rounds); conv2d.cpp's winograd_possible
+// compile to pick one (Conv2DKernel::time_methods, 3 rounds); conv2d.cpp's winograd_method
 // cites these timings.
 //   tenfold-bench-conv [--batch 256] [--size 28] [--in 16] [--filters 16] [--replicas 1]
 //                      [--repeats 20]
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
   }
   for (std::thread& thread : threads) thread.join();
   if (seconds[0].empty()) {
-    std::fprintf(stderr, "oneDNN has no Winograd kernel for this convolution\n");
+    std::fprintf(stderr, "no Winograd kernel computes this convolution (3x3, stride 1; Tenfold's: channels in whole vectors)\n");
     return 1;
   }
   const char* names[] = {"direct", "winograd"};

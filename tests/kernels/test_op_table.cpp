@@ -130,7 +130,7 @@ std::vector<ConvRow> conv_rows() {
           rows.push_back({kernel, 1, padding, 16, 32, false, Activation::relu, dilation, 1});
         }
       }
-  // Where Winograd's kernels may run (conv2d.cpp's winograd_possible): 3x3 stride 1 with 16
+  // Where Winograd's kernels may run (conv2d.cpp's winograd_method): 3x3 stride 1 with 16
   // channels and more (which of the two runs is measured).
   rows.push_back({3, 1, Padding::same, 32, 32, false, Activation::relu});
   rows.push_back({3, 1, Padding::same, 64, 64, false, Activation::linear});
@@ -274,6 +274,33 @@ TEST_F(OpTable, Conv2DRunsWinogradOnlyWhereItMayPay) {
     WindowGeometry g = ConvRow{3, 1, Padding::same, 64, 64, false, Activation::relu}.geometry(layout_batch, 14);
     onednn::Conv2DKernel bfloat16_conv(g, Activation::relu, true, conv_layout(g).native_desc(), true, DType::bfloat16);
     EXPECT_FALSE(bfloat16_conv.winograd());
+  }
+}
+
+TEST_F(OpTable, TenfoldWinogradInConv2DKernelMatchesReference) {
+  // Conv2DKernel running Tenfold's Winograd kernel (the one it times against direct where oneDNN
+  // has no Winograd, as on AVX2): weights from the stored layout, bias, relu in its last pass,
+  // other activations after it, gradients back in the stored layout; a first layer computes no
+  // input gradient. Every CPU runs it.
+  using Method = onednn::Conv2DKernel::Method;
+  const ConvRow rows[] = {{3, 1, Padding::same, 16, 32, false, Activation::relu},
+                          {3, 1, Padding::valid, 32, 16, false, Activation::linear},
+                          {3, 1, Padding::same, 16, 16, false, Activation::tanh},
+                          {3, 1, Padding::same, 32, 32, false, parse_activation("relu6")},
+                          {3, 1, Padding::same, 16, 48, true, Activation::relu}};
+  for (const ConvRow& row : rows) {
+    SCOPED_TRACE(row.name());
+    check_conv_against_reference(row, 9, [&](const WindowGeometry& g, const onednn::OnednnWeightLayout& layout) {
+      onednn::Conv2DKernel conv(g, row.activation, true, layout.native_desc(), !row.first_layer, DType::float32,
+                                false, onednn::Conv2DKernel::WeightGradients::float32, Method::tenfold_winograd);
+      EXPECT_TRUE(conv.winograd());
+      const std::vector<std::string> implementations = conv.implementations();
+      EXPECT_EQ(implementations.size(), row.first_layer ? 2u : 3u);
+      for (const std::string& implementation : implementations) {
+        EXPECT_NE(implementation.find("tenfold:winograd_2x2_3x3"), std::string::npos) << implementation;
+      }
+      return conv;
+    });
   }
 }
 

@@ -61,10 +61,17 @@ dnnl::convolution_forward::desc forward_desc(const ConvDescs& d, const memory::d
 /// bench, 1 thread) 32->32 at 14x14 1.23x, 16->16 at 28x28 1.05x. Rounding: about twice
 /// direct's (max error against double 1.4e-6 vs 6e-7 on outputs of order 1), as cuDNN's
 /// Winograd kernels that PyTorch and TensorFlow pick on GPUs.
-bool winograd_possible(const WindowGeometry& g, DType dtype) {
-  return winograd_available() && dtype == DType::float32 && g.window_height == 3 && g.window_width == 3 &&
-         g.stride_height == 1 && g.stride_width == 1 && g.dilation_height == 1 && g.dilation_width == 1 &&
-         g.groups == 1 && g.in_channels >= 16 && g.out_channels >= 16;
+/// Where oneDNN has none (oneDNN 2.6 on a CPU without AVX-512), Tenfold's F(2x2, 3x3) may run
+/// instead (WinogradConv2DKernel: float32, whole vectors of channels), measured alike.
+/// The Winograd method that may run `g` in `dtype`, or direct where none may.
+Conv2DKernel::Method winograd_method(const WindowGeometry& g, DType dtype) {
+  using Method = Conv2DKernel::Method;
+  if (dtype != DType::float32) return Method::direct;
+  if (!winograd_available()) return WinogradConv2DKernel::handles(g) ? Method::tenfold_winograd : Method::direct;
+  const bool fits = g.window_height == 3 && g.window_width == 3 && g.stride_height == 1 && g.stride_width == 1 &&
+                    g.dilation_height == 1 && g.dilation_width == 1 && g.groups == 1 && g.in_channels >= 16 &&
+                    g.out_channels >= 16;
+  return fits ? Method::winograd : Method::direct;
 }
 
 /// The same descriptors with blocked activations (Winograd's layout).
@@ -156,8 +163,10 @@ std::vector<Conv2DKernel::MethodSeconds> Conv2DKernel::time_methods(const Window
                                                                     bool use_bias, const memory::desc& stored_weights,
                                                                     bool need_diff_src,
                                                                     WeightGradients weight_gradients, int rounds) {
+  const Method winograd = winograd_method(g, DType::float32);
+  if (winograd == Method::direct) return {};
   std::vector<Conv2DKernel> kernels;
-  for (Method method : {Method::direct, Method::winograd}) {
+  for (Method method : {Method::direct, winograd}) {
     try {
       kernels.emplace_back(g, activation, use_bias, stored_weights, need_diff_src, DType::float32, false,
                            weight_gradients, method);
@@ -221,13 +230,22 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
   dnnl::primitive_attr forward_attr = user_scratchpad_attr();
   forward_attr.set_post_ops(activation_post_ops(activation));
   dnnl::convolution_forward::primitive_desc forward_pd;
-  const bool try_winograd =
-      method == Method::winograd ||
-      (method == Method::chosen && winograd_possible(g, dtype) && decided_once_for("Conv2D Winograd", g, [&] {
-         const auto seconds = time_methods(g, activation, use_bias, stored_weights, need_diff_src, weight_gradients, 3);
-         return !seconds.empty() && seconds[1].total() < seconds[0].total();
-       }));
-  if (try_winograd) {
+  const Method candidate = method == Method::chosen ? winograd_method(g, dtype) : method;
+  const bool use_winograd =
+      candidate != Method::direct && (method != Method::chosen || decided_once_for("Conv2D Winograd", g, [&] {
+                                        const auto seconds = time_methods(g, activation, use_bias, stored_weights,
+                                                                          need_diff_src, weight_gradients, 3);
+                                        return !seconds.empty() && seconds[1].total() < seconds[0].total();
+                                      }));
+  if (use_winograd && candidate == Method::tenfold_winograd) {
+    check_argument(dtype == DType::float32 && WinogradConv2DKernel::handles(g),
+                   "Tenfold's Winograd kernel computes float32 3x3 convolutions at stride 1 over whole vectors "
+                   "of channels only");
+    tenfold_winograd_.emplace(g);
+    keras_weights_ = WeightsForPrimitive(stored_weights, keras_weights_desc(g));
+    relu_in_winograd_ = activation == Activation(Activation::relu);
+  }
+  if (use_winograd && candidate == Method::winograd) {
     try {
       const ConvDescs blocked = with_blocked_activations(nhwc);
       forward_pd = {forward_desc(blocked, blocked.any_weights, use_bias, algorithm::convolution_winograd),
@@ -337,6 +355,7 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
         float_diff_dst_.reset();
       }
     }
+    if (tenfold_winograd_ && !matmul_weight_gradients_) diff_weights = keras_weights_desc(g);
     own_diff_weights_ = allocate_aligned(diff_weights.get_size());
     dnnl::primitive_attr add_attr;
     dnnl::post_ops add;
@@ -355,7 +374,9 @@ Conv2DKernel::Conv2DKernel(const WindowGeometry& g, Activation activation, bool 
 }
 
 std::vector<std::string> Conv2DKernel::implementations() const {
-  auto with_reorder = [](const BoundPrimitive& p, const WeightsForPrimitive& w) {
+  const std::string tenfold_winograd = "tenfold:winograd_2x2_3x3";
+  auto with_reorder = [&](const BoundPrimitive& p, const WeightsForPrimitive& w) {
+    if (tenfold_winograd_) return tenfold_winograd;
     return p.implementation() + (w.reorders() ? " (weights reordered)" : "");
   };
   std::vector<std::string> names = {"forward " + with_reorder(forward_, forward_weights_)};
@@ -363,8 +384,10 @@ std::vector<std::string> Conv2DKernel::implementations() const {
     names.push_back("backward-data " + with_reorder(backward_data_, backward_data_weights_));
   }
   if (!backward_weights_.empty()) {
-    names.push_back("backward-weights " + (matmul_weight_gradients_ ? matmul_weight_gradients_->implementation()
-                                                                    : backward_weights_.implementation()) +
+    names.push_back("backward-weights " +
+                    (matmul_weight_gradients_ ? matmul_weight_gradients_->implementation()
+                     : tenfold_winograd_      ? tenfold_winograd
+                                              : backward_weights_.implementation()) +
                     (float_src_ ? " (float32)" : ""));
   }
   return names;
@@ -391,7 +414,18 @@ void Conv2DKernel::copy_back(BoundPrimitive& copy, void* output, void* nhwc) {
   if (!copy.empty()) copy.execute({output, nhwc}, nullptr);
 }
 
+void Conv2DKernel::set_winograd_weights(const float* weights, bool reuse_weights) {
+  if (!reuse_weights) tenfold_winograd_->set_weights(static_cast<const float*>(keras_weights_(weights)));
+}
+
 void Conv2DKernel::forward(const void* src, const float* weights, const float* bias, void* dst, bool reuse_weights) {
+  if (tenfold_winograd_) {
+    set_winograd_weights(weights, reuse_weights);
+    tenfold_winograd_->forward(static_cast<const float*>(src), use_bias_ ? bias : nullptr, relu_in_winograd_,
+                               static_cast<float*>(dst));
+    if (!relu_in_winograd_ && activation_.activation().kind != Activation::linear) activation_.forward(dst, dst);
+    return;
+  }
   const void* picked = forward_weights_(weights, reuse_weights);
   const void* conv_src = blocked(src_to_blocked_, src, blocked_src_);
   void* conv_dst = blocked_output(blocked_to_dst_, dst, blocked_dst_);
@@ -424,6 +458,11 @@ void Conv2DKernel::backward_data(const void* diff_dst, const float* weights, voi
 
 void Conv2DKernel::data_gradient(const void* conv_diff_dst, const float* weights, void* diff_src, bool reuse_weights) {
   check_argument(!backward_data_.empty(), "Conv2D kernel was built without input gradient");
+  if (tenfold_winograd_) {
+    set_winograd_weights(weights, reuse_weights);
+    tenfold_winograd_->backward_data(static_cast<const float*>(conv_diff_dst), static_cast<float*>(diff_src));
+    return;
+  }
   const void* picked = backward_data_weights_(weights, reuse_weights);
   void* conv_diff_src = blocked_output(blocked_to_src_, diff_src, blocked_src_);
   backward_data_.execute({conv_diff_dst, picked, conv_diff_src}, scratchpad_.get());
@@ -441,6 +480,9 @@ void Conv2DKernel::weight_gradients(const void* src, const void* diff_dst, const
   check_argument(!backward_weights_.empty(), "Conv2D kernel was built without weight gradients");
   if (matmul_weight_gradients_) {
     matmul_weight_gradients_->execute(src, diff_dst, reinterpret_cast<float*>(own_diff_weights_.get()));
+  } else if (tenfold_winograd_) {
+    tenfold_winograd_->backward_weights(static_cast<const float*>(src), static_cast<const float*>(diff_dst),
+                                        reinterpret_cast<float*>(own_diff_weights_.get()));
   } else if (float_src_) {  // the float32 kernel was faster (see the constructor)
     kernels::to_float(static_cast<const bfloat16*>(src), reinterpret_cast<float*>(float_src_.get()), src_elements_);
     kernels::to_float(static_cast<const bfloat16*>(diff_dst), reinterpret_cast<float*>(float_diff_dst_.get()),

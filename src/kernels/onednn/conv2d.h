@@ -10,6 +10,7 @@
 #include "kernels/onednn/activation.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/matmul_weight_gradients.h"
+#include "kernels/winograd_conv.h"
 #include "kernels/window.h"
 
 namespace tenfold::kernels::onednn {
@@ -27,18 +28,20 @@ class Conv2DKernel {
   /// is wanted (inference, a frozen layer), so no backward-weights primitive is made and
   /// backward computes none.
   enum class WeightGradients { fastest, bfloat16, float32, matmul, none };
-  /// oneDNN's algorithm: `chosen` takes Winograd where it may run (conv2d.cpp's
-  /// winograd_possible) and time_methods finds it faster, once per process and geometry, direct
-  /// elsewhere; the others force one (bench/conv_methods.cpp times both).
-  enum class Method { chosen, direct, winograd };
+  /// The algorithm: `chosen` takes Winograd's where one may run (conv2d.cpp's winograd_method)
+  /// and time_methods finds it faster, once per process and geometry, oneDNN's direct one
+  /// elsewhere; the others force one (bench/conv_methods.cpp times both): `winograd` oneDNN's,
+  /// `tenfold_winograd` WinogradConv2DKernel (F(2x2, 3x3), for CPUs where oneDNN has none).
+  enum class Method { chosen, direct, winograd, tenfold_winograd };
 
   struct MethodSeconds {
     double forward = 0, backward = 0;
     double total() const { return forward + backward; }
   };
-  /// A direct and a Winograd kernel made with these arguments, each running a training step's
-  /// forward and backward on zeroed buffers, in turns, `rounds` times: each one's best, direct's
-  /// first. Empty where oneDNN has no Winograd kernel for the shape.
+  /// A direct and a Winograd kernel (oneDNN's where it has one, else Tenfold's) made with these
+  /// arguments, each running a training step's forward and backward on zeroed buffers, in turns,
+  /// `rounds` times: each one's best, direct's first. Empty where neither has a Winograd kernel
+  /// for the shape.
   static std::vector<MethodSeconds> time_methods(const WindowGeometry& g, Activation activation, bool use_bias,
                                                  const memory::desc& stored_weights, bool need_diff_src,
                                                  WeightGradients weight_gradients, int rounds);
@@ -61,8 +64,8 @@ class Conv2DKernel {
 
   /// The implementation oneDNN picked for each primitive, e.g. "forward brg:avx512_core".
   std::vector<std::string> implementations() const;
-  /// Whether oneDNN runs Winograd's algorithm (direct otherwise).
-  bool winograd() const { return winograd_; }
+  /// Whether Winograd's algorithm runs, oneDNN's or Tenfold's (oneDNN's direct one otherwise).
+  bool winograd() const { return winograd_ || tenfold_winograd_.has_value(); }
   /// A Winograd kernel copies its input and output to and
   /// from oneDNN's blocked layout (nChw16c; the same bytes as NHWC for 16 channels, which are
   /// not copied) in a scratch of this many bytes (0 for the others), bound before the first
@@ -123,6 +126,14 @@ class Conv2DKernel {
   /// Copies a Winograd primitive's `output` (from blocked_output) into `nhwc`, if it is not there.
   static void copy_back(BoundPrimitive& copy, void* output, void* nhwc);
   BoundPrimitive src_to_blocked_, dst_to_blocked_, blocked_to_src_, blocked_to_dst_;
+  // Tenfold's Winograd kernel, where it runs instead of the primitives (the weight gradient too,
+  // unless matmuls compute it): it reads the weights in Keras' layout, transformed when they
+  // change; a relu in its last pass, other activations after it.
+  std::optional<WinogradConv2DKernel> tenfold_winograd_;
+  WeightsForPrimitive keras_weights_;
+  bool relu_in_winograd_ = false;
+  /// tenfold_winograd_'s weights from the stored ones, transformed unless `reuse_weights`.
+  void set_winograd_weights(const float* weights, bool reuse_weights);
   size_t blocked_src_bytes_ = 0, blocked_dst_bytes_ = 0;
   std::byte* blocked_src_ = nullptr;
   std::byte* blocked_dst_ = nullptr;

@@ -15,10 +15,10 @@ using vectors::lanes;
 using vectors::load;
 using vectors::store;
 
-constexpr int64_t positions = 16;  // values of a transformed 4x4 tile
+constexpr int64_t winograd_positions = 16;  // values of a transformed 4x4 tile
 // A chunk's transformed inputs and products together: within L2 (512 KiB per core on the AVX2
 // EPYC, 1-2 MiB on the Xeons).
-constexpr int64_t chunk_bytes = 256 * 1024;
+constexpr int64_t winograd_chunk_bytes = 256 * 1024;
 
 /// Where a position's values start in a chunk of `count` tiles' transformed values, rows of
 /// `channels`: positions `count` x `channels` floats and a cache line apart. (Without the line,
@@ -53,7 +53,8 @@ void multiply_block(const Product& p, int64_t row, int64_t column) {
 #pragma GCC unroll 8
   for (int r = 0; r < Rows; ++r) {
 #pragma GCC unroll 2
-    for (int v = 0; v < Vectors; ++v) sums[r][v] = p.accumulate ? load(c + r * p.c_row + v * lanes) : Floats{};
+    for (int v = 0; v < Vectors; ++v)
+      sums[r][v] = p.accumulate ? load(c + r * p.c_row + v * lanes) : Floats{};
   }
   for (int64_t k = 0; k < p.depth; ++k) {
     Floats b_row[Vectors];
@@ -103,8 +104,8 @@ void untransform(const float* m, int64_t stride, Floats (&y)[2][2]) {
   Floats s[2][4];
 #pragma GCC unroll 4
   for (int j = 0; j < 4; ++j) {
-    const Floats m0 = load(m + j * stride), m1 = load(m + (4 + j) * stride), m2 = load(m + (8 + j) * stride),
-                 m3 = load(m + (12 + j) * stride);
+    const Floats m0 = load(m + j * stride), m1 = load(m + (4 + j) * stride),
+                 m2 = load(m + (8 + j) * stride), m3 = load(m + (12 + j) * stride);
     s[0][j] = m0 + m1 + m2;
     s[1][j] = m1 - m2 - m3;
   }
@@ -133,40 +134,47 @@ void kernel_rows_back(const Floats (&x)[4], Floats (&gx)[3]) {
 }  // namespace
 
 bool WinogradConv2DKernel::handles(const WindowGeometry& g) {
-  return g.window_height == 3 && g.window_width == 3 && g.stride_height == 1 && g.stride_width == 1 &&
-         g.dilation_height == 1 && g.dilation_width == 1 && g.groups == 1 && g.in_channels % lanes == 0 &&
-         g.out_channels % lanes == 0;
+  return g.window_height == 3 && g.window_width == 3 && g.stride_height == 1 &&
+         g.stride_width == 1 && g.dilation_height == 1 && g.dilation_width == 1 && g.groups == 1 &&
+         g.in_channels % lanes == 0 && g.out_channels % lanes == 0;
 }
 
 WinogradConv2DKernel::WinogradConv2DKernel(const WindowGeometry& g, int64_t chunk_tiles) : g_(g) {
-  check_argument(handles(g), "WinogradConv2DKernel computes 3x3 convolutions at stride 1 over whole vectors of "
-                             "channels only");
-  auto pass = [](int64_t in_height, int64_t in_width, int64_t in_channels, int64_t out_height, int64_t out_width,
-                 int64_t out_channels, int64_t pad_top, int64_t pad_left) {
-    return Pass{in_height,  in_width,     in_channels, out_height, out_width, out_channels, pad_top, pad_left,
-                (out_height + 1) / 2, (out_width + 1) / 2};
+  check_argument(handles(g),
+                 "WinogradConv2DKernel computes 3x3 convolutions at stride 1 over whole vectors of "
+                 "channels only");
+  auto pass = [](int64_t in_height, int64_t in_width, int64_t in_channels, int64_t out_height,
+                 int64_t out_width, int64_t out_channels, int64_t pad_top, int64_t pad_left) {
+    return Pass{in_height,    in_width, in_channels, out_height,           out_width,
+                out_channels, pad_top,  pad_left,    (out_height + 1) / 2, (out_width + 1) / 2};
   };
-  forward_ = pass(g.in_height, g.in_width, g.in_channels, g.out_height, g.out_width, g.out_channels, g.pad_top,
-                  g.pad_left);
+  forward_ = pass(g.in_height, g.in_width, g.in_channels, g.out_height, g.out_width, g.out_channels,
+                  g.pad_top, g.pad_left);
   // dx[i] = sum_k dy[i - k + pad] w[k] = sum_k' dy[i + k' - (2 - pad)] w[2 - k']: a convolution
   // of dy with the flipped kernel, padded by 2 - pad.
-  backward_ = pass(g.out_height, g.out_width, g.out_channels, g.in_height, g.in_width, g.in_channels, 2 - g.pad_top,
-                   2 - g.pad_left);
+  backward_ = pass(g.out_height, g.out_width, g.out_channels, g.in_height, g.in_width,
+                   g.in_channels, 2 - g.pad_top, 2 - g.pad_left);
   const int64_t channels = g.in_channels + g.out_channels;
-  chunk_tiles_ = chunk_tiles > 0 ? chunk_tiles
-                                 : std::max<int64_t>(8, chunk_bytes / (positions * channels * int64_t(sizeof(float))));
+  chunk_tiles_ = chunk_tiles > 0
+                     ? chunk_tiles
+                     : std::max<int64_t>(8, winograd_chunk_bytes / (winograd_positions * channels *
+                                                                    int64_t(sizeof(float))));
   const int64_t wider = std::max(g.in_channels, g.out_channels);
-  const size_t chunk_values = size_t(position_start(positions, chunk_tiles_, wider));
+  const size_t chunk_values = size_t(position_start(winograd_positions, chunk_tiles_, wider));
   transformed_.assign(size_t(max_threads()), std::vector<float>(chunk_values));
   products_.assign(size_t(max_threads()), std::vector<float>(chunk_values));
   zeros_.assign(size_t(wider), 0.0f);
-  forward_weights_.resize(size_t(positions * g.in_channels * g.out_channels));
+  forward_weights_.resize(size_t(winograd_positions * g.in_channels * g.out_channels));
   backward_weights_.resize(forward_weights_.size());
 }
 
-int64_t WinogradConv2DKernel::tiles(const Pass& pass) const { return g_.batch * pass.tiles_high * pass.tiles_wide; }
+int64_t WinogradConv2DKernel::tiles(const Pass& pass) const {
+  return g_.batch * pass.tiles_high * pass.tiles_wide;
+}
 
-int WinogradConv2DKernel::threads() const { return std::min(max_threads(), int(transformed_.size())); }
+int WinogradConv2DKernel::threads() const {
+  return std::min(max_threads(), int(transformed_.size()));
+}
 
 void WinogradConv2DKernel::set_weights(const float* kernel) {
   const int64_t C = g_.in_channels, F = g_.out_channels;
@@ -188,15 +196,16 @@ void WinogradConv2DKernel::set_weights(const float* kernel) {
         for (int i = 0; i < 4; ++i) {
           store(forward_weights_.data() + ((i * 4 + j) * C + c) * F + f, transformed[i]);
           float* flipped = backward_weights_.data() + (flip[i] * 4 + flip[j]) * F * C;
-          for (int64_t lane = 0; lane < lanes; ++lane) flipped[(f + lane) * C + c] = transformed[i][lane];
+          for (int64_t lane = 0; lane < lanes; ++lane)
+            flipped[(f + lane) * C + c] = transformed[i][lane];
         }
       }
     }
   }
 }
 
-void WinogradConv2DKernel::transform_input(const Pass& pass, const float* src, int64_t first, int64_t count,
-                                           float* transformed) const {
+void WinogradConv2DKernel::transform_input(const Pass& pass, const float* src, int64_t first,
+                                           int64_t count, float* transformed) const {
   const int64_t C = pass.in_channels, per_image = pass.tiles_high * pass.tiles_wide;
   for (int64_t t = 0; t < count; ++t) {
     const int64_t tile = first + t, n = tile / per_image, ty = tile % per_image / pass.tiles_wide,
@@ -206,7 +215,8 @@ void WinogradConv2DKernel::transform_input(const Pass& pass, const float* src, i
       for (int64_t j = 0; j < 4; ++j) {
         const int64_t y = 2 * ty - pass.pad_top + i, x = 2 * tx - pass.pad_left + j;
         const bool inside = y >= 0 && y < pass.in_height && x >= 0 && x < pass.in_width;
-        pixels[i][j] = inside ? src + ((n * pass.in_height + y) * pass.in_width + x) * C : zeros_.data();
+        pixels[i][j] =
+            inside ? src + ((n * pass.in_height + y) * pass.in_width + x) * C : zeros_.data();
       }
     }
     float* out = transformed + t * C;
@@ -274,8 +284,8 @@ void WinogradConv2DKernel::transform_gradient(const float* diff_dst, int64_t fir
   }
 }
 
-void WinogradConv2DKernel::run(const Pass& pass, const float* src, const float* weights, const float* bias,
-                               bool relu, float* dst) {
+void WinogradConv2DKernel::run(const Pass& pass, const float* src, const float* weights,
+                               const float* bias, bool relu, float* dst) {
   const int64_t C = pass.in_channels, F = pass.out_channels, total = tiles(pass);
   const int64_t per_image = pass.tiles_high * pass.tiles_wide;
   const int64_t chunks = (total + chunk_tiles_ - 1) / chunk_tiles_;
@@ -285,9 +295,9 @@ void WinogradConv2DKernel::run(const Pass& pass, const float* src, const float* 
     float* products = products_[size_t(thread_number())].data();
     const int64_t first = chunk * chunk_tiles_, count = std::min(chunk_tiles_, total - first);
     transform_input(pass, src, first, count, transformed);
-    for (int64_t position = 0; position < positions; ++position) {
-      multiply({transformed + position_start(position, count, C), C, 1, weights + position * C * F, F,
-                products + position_start(position, count, F), F, count, C, F, false});
+    for (int64_t position = 0; position < winograd_positions; ++position) {
+      multiply({transformed + position_start(position, count, C), C, 1, weights + position * C * F,
+                F, products + position_start(position, count, F), F, count, C, F, false});
     }
     for (int64_t t = 0; t < count; ++t) {
       const int64_t tile = first + t, n = tile / per_image, ty = tile % per_image / pass.tiles_wide,
@@ -320,11 +330,13 @@ void WinogradConv2DKernel::backward_data(const float* diff_dst, float* diff_src)
   run(backward_, diff_dst, backward_weights_.data(), nullptr, false, diff_src);
 }
 
-void WinogradConv2DKernel::backward_weights(const float* src, const float* diff_dst, float* diff_kernel) {
+void WinogradConv2DKernel::backward_weights(const float* src, const float* diff_dst,
+                                            float* diff_kernel) {
   const int64_t C = g_.in_channels, F = g_.out_channels, total = tiles(forward_);
   const int64_t chunks = (total + chunk_tiles_ - 1) / chunk_tiles_;
   const int team = threads();
-  if (sums_.empty()) sums_.assign(transformed_.size(), std::vector<float>(size_t(positions * C * F)));
+  if (sums_.empty())
+    sums_.assign(transformed_.size(), std::vector<float>(size_t(winograd_positions * C * F)));
 #pragma omp parallel num_threads(team)
   {
     float* transformed = transformed_[size_t(thread_number())].data();
@@ -336,10 +348,12 @@ void WinogradConv2DKernel::backward_weights(const float* src, const float* diff_
       const int64_t first = chunk * chunk_tiles_, count = std::min(chunk_tiles_, total - first);
       transform_input(forward_, src, first, count, transformed);
       transform_gradient(diff_dst, first, count, gradients);
-      // sums[position] [C x F] += transformed[position]^T [C x tiles] gradients[position] [tiles x F]
-      for (int64_t position = 0; position < positions; ++position) {
-        multiply({transformed + position_start(position, count, C), 1, C, gradients + position_start(position, count, F), F,
-                  sums.data() + position * C * F, F, C, count, F, true});
+      // sums[position] [C x F] += transformed[position]^T [C x tiles] gradients[position] [tiles x
+      // F]
+      for (int64_t position = 0; position < winograd_positions; ++position) {
+        multiply({transformed + position_start(position, count, C), 1, C,
+                  gradients + position_start(position, count, F), F, sums.data() + position * C * F,
+                  F, C, count, F, true});
       }
     }
   }
@@ -361,7 +375,8 @@ void WinogradConv2DKernel::backward_weights(const float* src, const float* diff_
         const Floats column[4] = {rows[0][kw], rows[1][kw], rows[2][kw], rows[3][kw]};
         Floats taps[3];
         kernel_rows_back(column, taps);
-        for (int kh = 0; kh < 3; ++kh) store(diff_kernel + ((kh * 3 + kw) * C + c) * F + f, taps[kh]);
+        for (int kh = 0; kh < 3; ++kh)
+          store(diff_kernel + ((kh * 3 + kw) * C + c) * F + f, taps[kh]);
       }
     }
   }

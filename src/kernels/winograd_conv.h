@@ -41,17 +41,21 @@ class WinogradConv2DKernel {
  private:
   /// One convolution the algorithm runs: forward, or backward-data (input and output swapped).
   struct Pass {
-    int64_t in_height, in_width, in_channels, out_height, out_width, out_channels, pad_top, pad_left;
+    int64_t in_height, in_width, in_channels, out_height, out_width, out_channels, pad_top,
+        pad_left;
     int64_t tiles_high, tiles_wide;  // 2x2 output tiles per column and row of an image
   };
   /// The 16 transformed input values of each of tiles [first, first + count), as rows of
   /// `transformed` [16][count][in_channels].
-  void transform_input(const Pass& pass, const float* src, int64_t first, int64_t count, float* transformed) const;
+  void transform_input(const Pass& pass, const float* src, int64_t first, int64_t count,
+                       float* transformed) const;
   /// The same for diff_dst's 2x2 output tiles (zero past an odd size's edge): A dy A^T, rows of
   /// [16][count][out_channels].
-  void transform_gradient(const float* diff_dst, int64_t first, int64_t count, float* transformed) const;
+  void transform_gradient(const float* diff_dst, int64_t first, int64_t count,
+                          float* transformed) const;
   /// `pass` over `src` into `dst` with kernel `weights` [16][in][out], bias and relu.
-  void run(const Pass& pass, const float* src, const float* weights, const float* bias, bool relu, float* dst);
+  void run(const Pass& pass, const float* src, const float* weights, const float* bias, bool relu,
+           float* dst);
   int64_t tiles(const Pass& pass) const;  // in the batch
   /// The threads a parallel region runs: OpenMP's, at most as many as were made buffers for.
   int threads() const;
@@ -60,7 +64,7 @@ class WinogradConv2DKernel {
   Pass forward_, backward_;
   int64_t chunk_tiles_;
   std::vector<float> forward_weights_, backward_weights_;  // [16][C][F] and [16][F][C]
-  std::vector<float> zeros_;  // what a tile reads outside the image
+  std::vector<float> zeros_;                               // what a tile reads outside the image
   // Per thread, made once: a chunk's transformed inputs and their products, and (weight
   // gradient) the 16 sums [C][F] over the thread's tiles.
   std::vector<std::vector<float>> transformed_, products_, sums_;

@@ -24,7 +24,7 @@ class WinogradConv2DKernel {
   static bool handles(const WindowGeometry& g);
 
   /// `chunk_tiles`: tiles per chunk (0: as many as keep a chunk's transformed values within
-  /// 256 KiB).
+  /// 256 KiB, and at least 32).
   explicit WinogradConv2DKernel(const WindowGeometry& g, int64_t chunk_tiles = 0);
 
   /// The kernel [3, 3, C, F] (Keras' layout), transformed for forward and backward_data, which

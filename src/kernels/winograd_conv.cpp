@@ -134,6 +134,76 @@ void kernel_rows_back(const Floats (&x)[4], Floats (&gx)[3]) {
   gx[2] = 0.5f * (x[1] + x[2]) + x[3];
 }
 
+/// Tiles in order from tile `first` of a batch: image, tile row, tile column.
+struct TileCursor {
+  int64_t image, row, column;
+  int64_t rows, columns;  // tiles per image
+  TileCursor(int64_t first, int64_t tiles_high, int64_t tiles_wide)
+      : image(first / (tiles_high * tiles_wide)),
+        row(first % (tiles_high * tiles_wide) / tiles_wide),
+        column(first % tiles_wide),
+        rows(tiles_high),
+        columns(tiles_wide) {}
+  void next() {
+    if (++column < columns) return;
+    column = 0;
+    if (++row < rows) return;
+    row = 0;
+    ++image;
+  }
+};
+
+/// A tile's 16 transformed inputs B^T d B, `stride` floats apart from `out`: `pixel(i, j)` is
+/// its input pixel at row i and column j (a zero one outside the image).
+template <typename Pixel>
+void transform_input_tile(const Pixel& pixel, int64_t channels, int64_t stride, float* out) {
+  for (int64_t channel = 0; channel < channels; channel += lanes) {
+    Floats u[4][4];  // B^T d
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const Floats d0 = load(pixel(0, j) + channel), d1 = load(pixel(1, j) + channel),
+                   d2 = load(pixel(2, j) + channel), d3 = load(pixel(3, j) + channel);
+      u[0][j] = d0 - d2;
+      u[1][j] = d1 + d2;
+      u[2][j] = d2 - d1;
+      u[3][j] = d1 - d3;
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {  // (B^T d) B
+      float* row = out + 4 * i * stride + channel;
+      store(row, u[i][0] - u[i][2]);
+      store(row + stride, u[i][1] + u[i][2]);
+      store(row + 2 * stride, u[i][2] - u[i][1]);
+      store(row + 3 * stride, u[i][1] - u[i][3]);
+    }
+  }
+}
+
+/// A tile's 16 transformed output gradients A dy A^T, as transform_input_tile: `pixel(a, b)` its
+/// output gradient at row a and column b.
+template <typename Pixel>
+void transform_gradient_tile(const Pixel& pixel, int64_t channels, int64_t stride, float* out) {
+  for (int64_t f = 0; f < channels; f += lanes) {
+    Floats z[4][2];  // A dy, A = [[1, 0], [1, 1], [1, -1], [0, -1]]
+#pragma GCC unroll 2
+    for (int b = 0; b < 2; ++b) {
+      const Floats dy0 = load(pixel(0, b) + f), dy1 = load(pixel(1, b) + f);
+      z[0][b] = dy0;
+      z[1][b] = dy0 + dy1;
+      z[2][b] = dy0 - dy1;
+      z[3][b] = -dy1;
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {  // (A dy) A^T
+      float* row = out + 4 * i * stride + f;
+      store(row, z[i][0]);
+      store(row + stride, z[i][0] + z[i][1]);
+      store(row + 2 * stride, z[i][0] - z[i][1]);
+      store(row + 3 * stride, -z[i][1]);
+    }
+  }
+}
+
 }  // namespace
 
 bool WinogradConv2DKernel::handles(const WindowGeometry& g) {
@@ -161,8 +231,8 @@ WinogradConv2DKernel::WinogradConv2DKernel(const WindowGeometry& g, int64_t chun
   chunk_tiles_ = chunk_tiles > 0
                      ? chunk_tiles
                      : std::max<int64_t>(winograd_min_chunk_tiles,
-                                         winograd_chunk_bytes /
-                                             (winograd_positions * channels * int64_t(sizeof(float))));
+                                         winograd_chunk_bytes / (winograd_positions * channels *
+                                                                 int64_t(sizeof(float))));
   const int64_t wider = std::max(g.in_channels, g.out_channels);
   const size_t chunk_values = size_t(position_start(winograd_positions, chunk_tiles_, wider));
   transformed_.assign(size_t(max_threads()), std::vector<float>(chunk_values));
@@ -210,88 +280,61 @@ void WinogradConv2DKernel::set_weights(const float* kernel) {
 
 void WinogradConv2DKernel::transform_input(const Pass& pass, const float* src, int64_t first,
                                            int64_t count, float* transformed) const {
-  const int64_t C = pass.in_channels, per_image = pass.tiles_high * pass.tiles_wide;
-  for (int64_t t = 0; t < count; ++t) {
-    const int64_t tile = first + t, n = tile / per_image, ty = tile % per_image / pass.tiles_wide,
-                  tx = tile % pass.tiles_wide;
+  const int64_t C = pass.in_channels, row_floats = pass.in_width * C;
+  const int64_t stride = position_start(1, count, C);
+  TileCursor tile(first, pass.tiles_high, pass.tiles_wide);
+  for (int64_t t = 0; t < count; ++t, tile.next()) {
+    const int64_t top = 2 * tile.row - pass.pad_top, left = 2 * tile.column - pass.pad_left;
+    const float* image = src + tile.image * pass.in_height * row_floats;
+    float* out = transformed + t * C;
+    if (top >= 0 && top + 4 <= pass.in_height && left >= 0 && left + 4 <= pass.in_width) {
+      // Inside the image (most tiles): addresses from the corner, no padding to check.
+      const float* corner = image + top * row_floats + left * C;
+      transform_input_tile([&](int i, int j) { return corner + i * row_floats + j * C; }, C, stride,
+                           out);
+      continue;
+    }
     const float* pixels[4][4];  // zeros_ outside the image: zero padding
     for (int64_t i = 0; i < 4; ++i) {
       for (int64_t j = 0; j < 4; ++j) {
-        const int64_t y = 2 * ty - pass.pad_top + i, x = 2 * tx - pass.pad_left + j;
+        const int64_t y = top + i, x = left + j;
         const bool inside = y >= 0 && y < pass.in_height && x >= 0 && x < pass.in_width;
-        pixels[i][j] =
-            inside ? src + ((n * pass.in_height + y) * pass.in_width + x) * C : zeros_.data();
+        pixels[i][j] = inside ? image + y * row_floats + x * C : zeros_.data();
       }
     }
-    float* out = transformed + t * C;
-    const int64_t stride = position_start(1, count, C);
-    for (int64_t channel = 0; channel < C; channel += lanes) {
-      Floats u[4][4];  // B^T d
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        const Floats d0 = load(pixels[0][j] + channel), d1 = load(pixels[1][j] + channel),
-                     d2 = load(pixels[2][j] + channel), d3 = load(pixels[3][j] + channel);
-        u[0][j] = d0 - d2;
-        u[1][j] = d1 + d2;
-        u[2][j] = d2 - d1;
-        u[3][j] = d1 - d3;
-      }
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) {  // (B^T d) B
-        float* row = out + 4 * i * stride + channel;
-        store(row, u[i][0] - u[i][2]);
-        store(row + stride, u[i][1] + u[i][2]);
-        store(row + 2 * stride, u[i][2] - u[i][1]);
-        store(row + 3 * stride, u[i][1] - u[i][3]);
-      }
-    }
+    transform_input_tile([&](int i, int j) { return pixels[i][j]; }, C, stride, out);
   }
 }
 
 void WinogradConv2DKernel::transform_gradient(const float* diff_dst, int64_t first, int64_t count,
                                               float* transformed) const {
   const Pass& pass = forward_;
-  const int64_t F = pass.out_channels, per_image = pass.tiles_high * pass.tiles_wide;
-  for (int64_t t = 0; t < count; ++t) {
-    const int64_t tile = first + t, n = tile / per_image, ty = tile % per_image / pass.tiles_wide,
-                  tx = tile % pass.tiles_wide;
+  const int64_t F = pass.out_channels, row_floats = pass.out_width * F;
+  const int64_t stride = position_start(1, count, F);
+  TileCursor tile(first, pass.tiles_high, pass.tiles_wide);
+  for (int64_t t = 0; t < count; ++t, tile.next()) {
+    const int64_t top = 2 * tile.row, left = 2 * tile.column;
+    const float* corner = diff_dst + (tile.image * pass.out_height + top) * row_floats + left * F;
+    float* out = transformed + t * F;
+    if (top + 2 <= pass.out_height && left + 2 <= pass.out_width) {
+      transform_gradient_tile([&](int a, int b) { return corner + a * row_floats + b * F; }, F,
+                              stride, out);
+      continue;
+    }
     const float* pixels[2][2];  // zeros_ past the output's edge (an odd size's last tile)
     for (int64_t a = 0; a < 2; ++a) {
       for (int64_t b = 0; b < 2; ++b) {
-        const int64_t y = 2 * ty + a, x = 2 * tx + b;
-        pixels[a][b] = y < pass.out_height && x < pass.out_width
-                           ? diff_dst + ((n * pass.out_height + y) * pass.out_width + x) * F
-                           : zeros_.data();
+        const bool inside = top + a < pass.out_height && left + b < pass.out_width;
+        pixels[a][b] = inside ? corner + a * row_floats + b * F : zeros_.data();
       }
     }
-    float* out = transformed + t * F;
-    const int64_t stride = position_start(1, count, F);
-    for (int64_t f = 0; f < F; f += lanes) {
-      Floats z[4][2];  // A dy, A = [[1, 0], [1, 1], [1, -1], [0, -1]]
-#pragma GCC unroll 2
-      for (int b = 0; b < 2; ++b) {
-        const Floats dy0 = load(pixels[0][b] + f), dy1 = load(pixels[1][b] + f);
-        z[0][b] = dy0;
-        z[1][b] = dy0 + dy1;
-        z[2][b] = dy0 - dy1;
-        z[3][b] = -dy1;
-      }
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) {  // (A dy) A^T
-        float* row = out + 4 * i * stride + f;
-        store(row, z[i][0]);
-        store(row + stride, z[i][0] + z[i][1]);
-        store(row + 2 * stride, z[i][0] - z[i][1]);
-        store(row + 3 * stride, -z[i][1]);
-      }
-    }
+    transform_gradient_tile([&](int a, int b) { return pixels[a][b]; }, F, stride, out);
   }
 }
 
 void WinogradConv2DKernel::run(const Pass& pass, const float* src, const float* weights,
                                const float* bias, bool relu, float* dst) {
   const int64_t C = pass.in_channels, F = pass.out_channels, total = tiles(pass);
-  const int64_t per_image = pass.tiles_high * pass.tiles_wide;
   const int64_t chunks = (total + chunk_tiles_ - 1) / chunk_tiles_;
 #pragma omp parallel for schedule(static) num_threads(threads())
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
@@ -303,12 +346,13 @@ void WinogradConv2DKernel::run(const Pass& pass, const float* src, const float* 
       multiply({transformed + position_start(position, count, C), C, 1, weights + position * C * F,
                 F, products + position_start(position, count, F), F, count, C, F, false});
     }
-    for (int64_t t = 0; t < count; ++t) {
-      const int64_t tile = first + t, n = tile / per_image, ty = tile % per_image / pass.tiles_wide,
-                    tx = tile % pass.tiles_wide;
-      const int64_t rows = std::min<int64_t>(2, pass.out_height - 2 * ty),
-                    columns = std::min<int64_t>(2, pass.out_width - 2 * tx);
-      float* out = dst + ((n * pass.out_height + 2 * ty) * pass.out_width + 2 * tx) * F;
+    TileCursor tile(first, pass.tiles_high, pass.tiles_wide);
+    for (int64_t t = 0; t < count; ++t, tile.next()) {
+      const int64_t rows = std::min<int64_t>(2, pass.out_height - 2 * tile.row),
+                    columns = std::min<int64_t>(2, pass.out_width - 2 * tile.column);
+      float* out =
+          dst +
+          ((tile.image * pass.out_height + 2 * tile.row) * pass.out_width + 2 * tile.column) * F;
       const float* tile_products = products + t * F;
       for (int64_t f = 0; f < F; f += lanes) {
         Floats y[2][2];

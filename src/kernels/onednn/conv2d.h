@@ -126,6 +126,9 @@ class Conv2DKernel {
   /// Copies a Winograd primitive's `output` (from blocked_output) into `nhwc`, if it is not there.
   static void copy_back(BoundPrimitive& copy, void* output, void* nhwc);
   BoundPrimitive src_to_blocked_, dst_to_blocked_, blocked_to_src_, blocked_to_dst_;
+  size_t blocked_src_bytes_ = 0, blocked_dst_bytes_ = 0;
+  std::byte* blocked_src_ = nullptr;
+  std::byte* blocked_dst_ = nullptr;
   // Tenfold's Winograd kernel, where it runs instead of the primitives (the weight gradient too,
   // unless matmuls compute it): it reads the weights in Keras' layout, transformed when they
   // change; a relu in its last pass, other activations after it.
@@ -134,9 +137,6 @@ class Conv2DKernel {
   bool relu_in_winograd_ = false;
   /// tenfold_winograd_'s weights from the stored ones, transformed unless `reuse_weights`.
   void set_winograd_weights(const float* weights, bool reuse_weights);
-  size_t blocked_src_bytes_ = 0, blocked_dst_bytes_ = 0;
-  std::byte* blocked_src_ = nullptr;
-  std::byte* blocked_dst_ = nullptr;
 };
 
 }  // namespace tenfold::kernels::onednn

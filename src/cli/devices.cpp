@@ -8,7 +8,7 @@
 namespace tenfold::cli {
 
 namespace {
-const char* const help = R"(usage: tenfold devices [options]
+const char* const devices_help = R"(usage: tenfold devices [options]
 
 Lists the workers and the logical devices of each, and the number of replicas training
 would use.
@@ -20,7 +20,7 @@ options:
 int devices(const std::vector<std::string>& args) {
   Arguments arguments("devices", args);
   if (arguments.wants_help()) {
-    std::printf("%s%s", help, cluster_options_help);
+    std::printf("%s%s", devices_help, cluster_options_help);
     return 0;
   }
   auto strategy = resolve_and_connect(arguments);

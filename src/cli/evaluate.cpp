@@ -11,7 +11,7 @@ namespace tenfold::cli {
 
 namespace {
 
-const char* const help = R"(usage: tenfold evaluate MODEL [options]
+const char* const evaluate_help = R"(usage: tenfold evaluate MODEL [options]
 
 Loads MODEL (a Keras .h5 or .keras file, as Keras' model.save or tenfold train --save writes
 it) in the strategy's scope and evaluates it with the loss and metrics it was compiled with
@@ -40,7 +40,7 @@ std::string test_results(const std::map<std::string, double>& results) {
 int evaluate(const std::vector<std::string>& args) {
   Arguments arguments("evaluate", args);
   if (arguments.wants_help()) {
-    std::printf("%s%s%s", help, data_options_help, cluster_options_help);
+    std::printf("%s%s%s", evaluate_help, data_options_help, cluster_options_help);
     return 0;
   }
   DataOptions data_options = DataOptions::take(arguments);

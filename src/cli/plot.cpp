@@ -19,7 +19,7 @@ namespace tenfold::cli {
 
 namespace {
 
-const char* const help = R"(usage: tenfold plot HISTORY.json [options]
+const char* const plot_help = R"(usage: tenfold plot HISTORY.json [options]
 
 Draws the curves of a training history (as tenfold train --history writes it, or Keras'
 history.history dumped as JSON) into a PNG: one panel per metric (loss, accuracy, ...),
@@ -168,7 +168,7 @@ std::map<std::string, Series> read_history(const std::string& path) {
 int plot(const std::vector<std::string>& args) {
   Arguments arguments("plot", args);
   if (arguments.wants_help()) {
-    std::fputs(help, stdout);
+    std::fputs(plot_help, stdout);
     return 0;
   }
   std::optional<std::string> output = arguments.take("--output");

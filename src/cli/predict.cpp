@@ -15,7 +15,7 @@ namespace tenfold::cli {
 
 namespace {
 
-const char* const help = R"(usage: tenfold predict MODEL [options]
+const char* const predict_help = R"(usage: tenfold predict MODEL [options]
 
 Loads MODEL (a Keras .h5, .keras or .json file) and predicts every sample of --data (a data
 set's test split, or all of it) with model.predict, printing the first few; for a classifier
@@ -87,7 +87,7 @@ std::pair<Tensor, Tensor> predict_all(models::Model& model, const UserData& data
 int predict(const std::vector<std::string>& args) {
   Arguments arguments("predict", args);
   if (arguments.wants_help()) {
-    std::printf("%s%s", help, data_options_help);
+    std::printf("%s%s", predict_help, data_options_help);
     return 0;
   }
   DataOptions data_options = DataOptions::take(arguments);

@@ -10,7 +10,7 @@ namespace tenfold::cli {
 
 namespace {
 
-const char* const help = R"(usage: tenfold summary MODEL [--batch-size N]
+const char* const summary_help = R"(usage: tenfold summary MODEL [--batch-size N]
 
 Prints Keras' model.summary() of MODEL: a .h5 or .keras file, or a Keras model JSON
 (model.to_json()); for a saved model, also what it was compiled with.
@@ -25,7 +25,7 @@ options:
 int summary(const std::vector<std::string>& args) {
   Arguments arguments("summary", args);
   if (arguments.wants_help()) {
-    std::fputs(help, stdout);
+    std::fputs(summary_help, stdout);
     return 0;
   }
   std::string model_path = arguments.take_required_positional("MODEL (a .h5, .keras or .json file)");

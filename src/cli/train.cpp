@@ -36,7 +36,7 @@ class EpochTimer : public callbacks::Callback {
   std::chrono::steady_clock::time_point start_;
 };
 
-const char* const help = R"(usage: tenfold train [options]
+const char* const train_help = R"(usage: tenfold train [options]
 
 Trains a model, data-parallel over every replica, validating each epoch: by default the
 recipe's CNN (Conv2D 32 3x3 relu, MaxPooling2D, Flatten, Dense 128 relu, Dense 10 softmax)
@@ -180,7 +180,7 @@ std::string compile_model(models::Model& model, const CompileOptions& options, c
 int train(const std::vector<std::string>& args) {
   Arguments arguments("train", args);
   if (arguments.wants_help()) {
-    std::printf("%s%s%s%s", help, data_options_help, cluster_options_help, pipeline_help);
+    std::printf("%s%s%s%s", train_help, data_options_help, cluster_options_help, pipeline_help);
     return 0;
   }
   DataOptions data_options = DataOptions::take(arguments);

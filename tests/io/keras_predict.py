@@ -5,9 +5,10 @@ backend) is not installed."""
 import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-# XLA's cheapest CPU compilation: compiling predict is most of the time this takes.
-os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true")
+# Keras' NumPy backend, whatever KERAS_BACKEND says: it predicts (all this needs) with no
+# compilation. Under JAX, loading compiles each weight's initializer for its shape before the
+# file's values replace it: 20 s of EfficientNetB0's load, 1.4 s here, predictions within 1.4e-6.
+os.environ["KERAS_BACKEND"] = "numpy"
 try:
     import keras
     import numpy as np

@@ -59,16 +59,16 @@ TEST(KerasApplications, LoadPredictTrainOneStepAndLoadBackInKeras) {
   if (python && !fs::exists(python)) GTEST_SKIP() << python << " does not exist: Keras was not installed";
   const std::string keras_python = python ? python : "python3";
   const fs::path directory = fs::temp_directory_path() / ("tenfold_applications_" + std::to_string(getpid()));
-  // Two Keras processes, each with every other model. Built with append: GCC 12 warns falsely
-  // (-Wrestrict) on "literal" + std::string chains.
-  std::vector<std::string> make(2, std::string(keras_python).append(" ").append(TENFOLD_TESTS_DIR));
-  std::vector<std::string> load_back = make;
-  for (size_t half = 0; half < 2; ++half) {
-    make[half].append("/io/keras_applications.py ").append(directory.string());
-    load_back[half].append("/io/keras_predict.py");
-  }
-  for (size_t i = 0; i < kApplications.size(); ++i) {
-    make[i % 2].append(" ").append(kApplications[i].first).append(kApplications[i].second ? "" : ":predict");
+  // Three Keras processes: the models that only predict (NumPy backend, seconds), and each
+  // half of the trained ones (JAX, tens of seconds each). Built with append: GCC 12 warns
+  // falsely (-Wrestrict) on "literal" + std::string chains.
+  const std::string script = std::string(keras_python).append(" ").append(TENFOLD_TESTS_DIR);
+  std::vector<std::string> make(3, std::string(script).append("/io/keras_applications.py ").append(directory.string()));
+  std::vector<std::string> load_back(2, std::string(script).append("/io/keras_predict.py"));
+  size_t trained = 0;
+  for (const auto& [name, step] : kApplications) {
+    if (step) make[1 + trained++ % 2].append(" ").append(name);
+    else make[0].append(" ").append(name).append(":predict");
   }
   for (const testing::CommandResult& made : run_side_by_side(make)) {
     if (made.exit_code == 77) GTEST_SKIP() << made.output;

@@ -25,7 +25,7 @@ using testing::fixture_path;
 using testing::random_labels;
 
 /// Values uniform in [0, 1), as images.
-Tensor random_tensor(const Shape& shape, uint64_t seed) { return testing::random_tensor(shape, seed, 0, 1); }
+Tensor random_image(const Shape& shape, uint64_t seed) { return testing::random_tensor(shape, seed, 0, 1); }
 
 TEST(Sequential, SummaryIsKerasTableForTheRecipe) {
   reset_layer_names();
@@ -63,7 +63,7 @@ TEST(Sequential, SummaryMatchesKerasCharacterForCharacter) {
 TEST(Sequential, FitEvaluatePredictShapesAndLogs) {
   auto model = models::seed_cnn();
   model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
-  Tensor x = random_tensor({70, 28, 28, 1}, 1);
+  Tensor x = random_image({70, 28, 28, 1}, 1);
   Tensor y = random_labels(70, 10, 2);
   models::FitOptions options;
   options.batch_size = 32;  // 32 + 32 + a last partial batch of 6
@@ -140,7 +140,7 @@ TEST(Sequential, SoftmaxFusedLossEqualsLogitsLoss) {
     return model;
   };
   auto fused = make("softmax", false), logits = make("linear", true);
-  Tensor x = random_tensor({8, 6}, 4);
+  Tensor x = random_image({8, 6}, 4);
   Tensor y = random_labels(8, 3, 5);
   models::FitOptions options = quiet_fit(8, 3);
   auto fused_history = fused->fit(x, y, options);
@@ -168,7 +168,7 @@ TEST(Sequential, LeadingLayersWithoutWeightsGetNoBackward) {
   auto flattening = make(true), flat = make(false);
   EXPECT_EQ(flattening->compiled_step(8, true).first_backward_step(), 1u);
   EXPECT_EQ(flat->compiled_step(8, true).first_backward_step(), 0u);
-  Tensor x = random_tensor({8, 24}, 6);
+  Tensor x = random_image({8, 24}, 6);
   Tensor y = random_labels(8, 3, 7);
   models::FitOptions options = quiet_fit(8, 3);
   flattening->fit(x.reshaped({8, 4, 3, 2}), y, options);
@@ -190,7 +190,7 @@ TEST(Sequential, AFrozenFirstLayerRunsNoBackwardAndChangingItTakesACompile) {
   EXPECT_EQ(model->compiled_step(8, true).first_backward_step(), 1u);
   EXPECT_EQ(model->compiled_step(8, true).weight_gradients().size(), 2u);
   Tensor frozen = model->layers()[0]->weights()[0]->read();
-  Tensor x = random_tensor({8, 24}, 6);
+  Tensor x = random_image({8, 24}, 6);
   Tensor y = random_labels(8, 3, 7);
   model->fit(x, y, quiet_fit(8, 2));
   EXPECT_TRUE(testing::all_close(model->layers()[0]->weights()[0]->read(), frozen, 0, 0));
@@ -216,7 +216,7 @@ TEST(Sequential, FrozenConv2DLayersComputeNoWeightGradientAndPassGradientsOn) {
         std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"})});
     if (frozen_layer >= 0) model->layers()[size_t(frozen_layer)]->set_trainable(false);
     model->compile(std::make_shared<optimizers::SGD>(0.1f), std::make_shared<losses::SparseCategoricalCrossentropy>());
-    if (train) model->fit(random_tensor({16, 9, 9, 1}, 6), random_labels(16, 3, 7), quiet_fit(16, 1));
+    if (train) model->fit(random_image({16, 9, 9, 1}, 6), random_labels(16, 3, 7), quiet_fit(16, 1));
     return model;
   };
   auto weight = [](const std::unique_ptr<models::Sequential>& model, size_t layer) {
@@ -246,7 +246,7 @@ TEST(Sequential, TenfoldProfileTimesEachStep) {
       std::make_shared<layers::Dense>(layers::DenseOptions{.units = 3, .activation = "softmax"})});
   model->compile(std::make_shared<optimizers::SGD>(0.5f), std::make_shared<losses::SparseCategoricalCrossentropy>());
   ::testing::internal::CaptureStderr();
-  model->fit(random_tensor({8, 4, 3, 2}, 6), random_labels(8, 3, 7), quiet_fit(4, 2));
+  model->fit(random_image({8, 4, 3, 2}, 6), random_labels(8, 3, 7), quiet_fit(4, 2));
   model.reset();
   unsetenv("TENFOLD_PROFILE");
   const std::string report = ::testing::internal::GetCapturedStderr();
@@ -268,7 +268,7 @@ TEST(Sequential, CompiledStepReusesMemory) {
 
 TEST(Sequential, ClearErrors) {
   auto model = models::seed_cnn();
-  Tensor x = random_tensor({4, 28, 28, 1}, 1);
+  Tensor x = random_image({4, 28, 28, 1}, 1);
   Tensor y = random_labels(4, 10, 2);
   auto message = [](auto&& action) {
     try {
@@ -280,7 +280,7 @@ TEST(Sequential, ClearErrors) {
   };
   EXPECT_NE(message([&] { model->fit(x, y); }).find("must be compiled before fit"), std::string::npos);
   model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
-  Tensor wrong = random_tensor({4, 28, 28}, 1);
+  Tensor wrong = random_image({4, 28, 28}, 1);
   EXPECT_NE(message([&] { model->fit(wrong, y); }).find("expects input (None, 28, 28, 1)"), std::string::npos);
   EXPECT_NE(message([&] { model->fit(x, random_labels(3, 10, 1)); }).find("4 samples but 3 labels"), std::string::npos);
   EXPECT_NE(message([&] { model->compile("ftrl", "mse"); }).find("optimizer 'ftrl' is not supported"), std::string::npos);

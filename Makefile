@@ -29,9 +29,10 @@ run: build
 # Fast unit tests first (in parallel: many are short and single-threaded), then the slow ones
 # (real training runs on every core: one at a time, 10% faster than two), then the core
 # (tensors, input pipeline, data files) under sanitizers, then a short fuzzing run of the
-# readers of untrusted files.
-test: build
-	@scripts/install-keras-for-tests.sh $(BUILD_DIR)/keras-venv
+# readers of untrusted files. The tests' Keras installs (mostly downloads) while Tenfold builds.
+test: deps
+	@scripts/install-keras-for-tests.sh $(BUILD_DIR)/keras-venv & \
+	  $(MAKE) --no-print-directory build; built=$$?; wait; exit $$built
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
 	cd $(BUILD_DIR) && ctest --output-on-failure -L slow
 	$(MAKE) --no-print-directory sanitize fuzz

@@ -26,6 +26,12 @@ budget=${1:-30}
 work=${TMPDIR:-/tmp}/tenfold-fuzz
 rm -rf "$work"
 mkdir -p "$work/idx" "$work/png" "$work/model"
+
+# The model-file loader needs the whole library: a clang build of it with the sanitizers, which
+# compiles (minutes) while the small targets build and run (one core each).
+configure_sanitized_build
+cmake --build "$root/build-fuzz" -j "$(nproc)" --target fuzz_model_file > "$work/model_build.log" 2>&1 &
+model_build=$!
 core_sources=("$root/src/core/tensor.cpp" "$root/src/core/shape.cpp" "$root/src/core/error.cpp")
 
 build() {  # build TARGET SOURCE LIBRARIES...
@@ -63,9 +69,7 @@ find "$root/tests/fixtures/images/photos" -iname '*.jp*g' -exec cp {} "$work/dat
 cp "$root"/tests/fixtures/data/arrays/*.npy "$root"/tests/fixtures/data/tables/*.csv "$work/data_files/"
 run fuzz_data_files "$work/data_files" 65536
 
-# The model-file loader needs the whole library: a clang build of it with the sanitizers.
-configure_sanitized_build
-cmake --build "$root/build-fuzz" -j "$(nproc)" --target fuzz_model_file 2>&1 | grep -E "error|Error" || true
+wait "$model_build" || { tail -n 40 "$work/model_build.log"; echo "building fuzz_model_file failed"; exit 1; }
 cp "$root/build-fuzz/tests/fuzz_model_file" "$work/"
 # Seeds: Keras' own .h5, .keras and .weights.h5 files.
 cp "$root"/tests/fixtures/models/small.* "$work/model/"

@@ -32,6 +32,8 @@ mkdir -p "$work/idx" "$work/png" "$work/model"
 configure_sanitized_build
 cmake --build "$root/build-fuzz" -j "$(nproc)" --target fuzz_model_file > "$work/model_build.log" 2>&1 &
 model_build=$!
+# A finding ends the script early: the build must not outlive it.
+trap 'kill "$model_build" 2>/dev/null || true' EXIT
 core_sources=("$root/src/core/tensor.cpp" "$root/src/core/shape.cpp" "$root/src/core/error.cpp")
 
 build() {  # build TARGET SOURCE LIBRARIES...

@@ -10,10 +10,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 
-# Line tables (-g1) only, unity batches: the Makefile's TSan build compiles alike.
+# Unoptimized (-O0), line tables (-g1) only, unity batches: clang compiles the sanitized
+# library 4x faster than at -O2 (its heaviest batch: 131 -> 32 s), and what runs in this build
+# (the core tests, a fuzzer whose time goes to HDF5 in a child process) runs seconds.
 configure_sanitized_build() {
   cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCMAKE_C_COMPILER=clang \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG" -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ -DTENFOLD_SANITIZE=fuzzer-no-link,address,undefined \
     -DTENFOLD_BUILD_BENCHMARKS=OFF -DTENFOLD_UNITY_BUILD=ON >/dev/null
 }

@@ -37,21 +37,20 @@ test: deps
 	cd $(BUILD_DIR) && ctest --output-on-failure -L slow
 	$(MAKE) --no-print-directory sanitize fuzz
 
-CORE_TESTS := test_core test_data test_datasets
 # Line tables (-g1) are all a sanitizer's report needs; full debug information costs a quarter
-# more compile time. tests/fuzz/run.sh builds alike.
+# more compile time (tests/fuzz/run.sh's build has line tables only too).
 SANITIZED_FLAGS := -O2 -g1 -DNDEBUG
 
 # AddressSanitizer and UndefinedBehaviorSanitizer run in the clang build the fuzz targets use
 # (tests/fuzz/run.sh configures it), so CI compiles the sanitized library once.
 sanitize: deps
 	@tests/fuzz/run.sh --configure-only
-	@cmake --build build-fuzz -j $(JOBS) --target $(CORE_TESTS)
+	@cmake --build build-fuzz -j $(JOBS) --target core_tests
 	cd build-fuzz && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -R '^test_(core|data|datasets)$$'
 	@cmake -S . -B $(BUILD_DIR)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(SANITIZED_FLAGS)" \
 	  -DTENFOLD_SANITIZE=thread -DTENFOLD_WERROR=$(WERROR) -DTENFOLD_UNITY_BUILD=ON >/dev/null
-	@cmake --build $(BUILD_DIR)-tsan -j $(JOBS) --target test_data test_models test_distribute
+	@cmake --build $(BUILD_DIR)-tsan -j $(JOBS) --target threaded_tests
 	# One OpenMP thread: libgomp is not built with TSan, so its own threads would look racy.
 	# The replicas' threads (Tenfold's) are what these tests exercise.
 	cd $(BUILD_DIR)-tsan && for test in test_data test_models test_distribute; do \

@@ -3,13 +3,16 @@
 // images by default): best forward and backward (weight gradients, the activation's backward
 // included) of --repeats calls each, in ms, one JSON line per kernel and dtype, side by side in
 // one run.
+// With --pool 2, the direct kernel alone, with the 2x2 max pooling after it (the recipe's first
+// block: --filters 32 --kernel 3 --padding valid --activation relu --pool 2).
 //   tenfold-bench-few-channel [--batch 256] [--filters 6] [--kernel 5] [--stride 1]
-//                             [--activation tanh] [--repeats 20]
+//                             [--padding same|valid] [--activation tanh] [--pool 0|2] [--repeats 20]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/direct_conv.h"
@@ -24,24 +27,36 @@ namespace {
 
 /// The best of `repeats` timings of forward and of backward, in ms.
 /// `weights`: the floats of the stored weights' layout (oneDNN's pads the filters).
+/// `pool`: the pooled output's geometry, whose argmax the kernel writes and reads.
 template <typename Kernel>
 std::pair<double, double> best_times(Kernel& kernel, const WindowGeometry& g, DType dtype, size_t weights,
-                                     int repeats) {
+                                     int repeats, const WindowGeometry* pool = nullptr) {
   const size_t element = dtype_size(dtype);
   // Zero-filled data: the kernels' speed does not depend on the values.
   auto src = allocate_aligned(size_t(g.batch * g.in_height * g.in_width * g.in_channels) * element);
   auto dst = allocate_aligned(size_t(g.batch * g.out_height * g.out_width * g.out_channels) * element);
   auto diff_dst = allocate_aligned(size_t(g.batch * g.out_height * g.out_width * g.out_channels) * element);
+  auto argmax = allocate_aligned(pool ? size_t(pool->batch * pool->out_height * pool->out_width * pool->out_channels) : 0);
   std::vector<float> kernel_values(weights), bias(size_t(g.out_channels)), diff_kernel(weights),
       diff_bias(size_t(g.out_channels));
   double forward = 1e30, backward = 1e30;
   using clock = std::chrono::steady_clock;
   for (int r = 0; r < repeats; ++r) {
     const auto start = clock::now();
-    kernel.forward(src.get(), kernel_values.data(), bias.data(), dst.get());
+    auto* pooled_argmax = reinterpret_cast<uint8_t*>(argmax.get());
+    if constexpr (std::is_same_v<Kernel, DirectConv2DKernel>) {
+      kernel.forward(src.get(), kernel_values.data(), bias.data(), dst.get(), pool ? pooled_argmax : nullptr);
+    } else {
+      kernel.forward(src.get(), kernel_values.data(), bias.data(), dst.get());
+    }
     const auto middle = clock::now();
-    kernel.backward(src.get(), dst.get(), diff_dst.get(), kernel_values.data(), nullptr, diff_kernel.data(),
-                    diff_bias.data());
+    if constexpr (std::is_same_v<Kernel, DirectConv2DKernel>) {
+      kernel.backward(src.get(), dst.get(), diff_dst.get(), kernel_values.data(), nullptr, diff_kernel.data(),
+                      diff_bias.data(), pool ? pooled_argmax : nullptr);
+    } else {
+      kernel.backward(src.get(), dst.get(), diff_dst.get(), kernel_values.data(), nullptr, diff_kernel.data(),
+                      diff_bias.data());
+    }
     const auto end = clock::now();
     forward = std::min(forward, std::chrono::duration<double, std::milli>(middle - start).count());
     backward = std::min(backward, std::chrono::duration<double, std::milli>(end - middle).count());
@@ -57,8 +72,8 @@ void report(const char* kernel, DType dtype, std::pair<double, double> times) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t batch = 256, filters = 6, window = 5, stride = 1;
-  std::string activation_name = "tanh";
+  int64_t batch = 256, filters = 6, window = 5, stride = 1, pool_size = 0;
+  std::string activation_name = "tanh", padding_name = "same";
   int repeats = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
@@ -68,11 +83,23 @@ int main(int argc, char** argv) {
     if (option == "--kernel") window = value;
     if (option == "--stride") stride = value;
     if (option == "--activation") activation_name = argv[i + 1];
+    if (option == "--padding") padding_name = argv[i + 1];
+    if (option == "--pool") pool_size = value;
     if (option == "--repeats") repeats = int(value);
   }
   const Activation activation = parse_activation(activation_name);
   const WindowGeometry g =
-      make_window_geometry(batch, 28, 28, 1, filters, window, window, stride, stride, Padding::same, 1, 1, 1);
+      make_window_geometry(batch, 28, 28, 1, filters, window, window, stride, stride,
+                           padding_name == "valid" ? Padding::valid : Padding::same, 1, 1, 1);
+  if (pool_size != 0) {
+    const WindowGeometry pool = make_window_geometry(batch, g.out_height, g.out_width, filters, filters, 2, 2, 2, 2,
+                                                     Padding::valid, 1, 1, 1);
+    const auto stored = onednn::Conv2DKernel::preferred_weights_desc(g);
+    DirectConv2DKernel direct(g, activation, true, stored, true, DType::float32, DType::float32, pool);
+    report("tenfold direct + max pooling", DType::float32,
+           best_times(direct, g, DType::float32, stored.get_size() / sizeof(float), repeats, &pool));
+    return 0;
+  }
   const auto stored = onednn::Conv2DKernel::preferred_weights_desc(g);
   const size_t weights = stored.get_size() / sizeof(float);
   // bfloat16 where the CPU has bfloat16 units: oneDNN has no bfloat16 convolution elsewhere.

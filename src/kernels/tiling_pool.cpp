@@ -56,6 +56,7 @@ using vectors::load;
 using vectors::load_floats;
 using vectors::store;
 using vectors::store_floats;
+using vectors::store_positions;
 
 /// The channels the loops below take one by one: those past the last full vector.
 int64_t scalar_start(int64_t channels) { return channels / lanes * lanes; }
@@ -95,14 +96,14 @@ void for_each_window(const WindowGeometry& g, Visit visit) {
 /// row by row (padding included, as argmax's do); the first of equal values wins.
 template <typename Destination, typename Source>
 void window_max(const WindowGeometry& g, const Source* src, const Window& window, int64_t c, Floats& best,
-                Bytes& where) {
+                Ints& where) {
   auto at = [&](int64_t kh, int64_t kw) { return src + (window.element(g, kh, kw) + c); };
   best = as_destination<Destination>(load_floats(at(window.first_row, window.first_column)));
-  where = Bytes{} + int8_t(window.first_row * g.window_width + window.first_column);
+  where = Ints{} + int32_t(window.first_row * g.window_width + window.first_column);
   for (int64_t kh = window.first_row; kh < window.end_row; ++kh) {
     for (int64_t kw = kh == window.first_row ? window.first_column + 1 : window.first_column; kw < window.end_column;
          ++kw) {
-      keep_greater(as_destination<Destination>(load_floats(at(kh, kw))), int8_t(kh * g.window_width + kw), best, where);
+      keep_greater(as_destination<Destination>(load_floats(at(kh, kw))), int32_t(kh * g.window_width + kw), best, where);
     }
   }
 }
@@ -130,12 +131,12 @@ void max_forward_2x2(const WindowGeometry& g, const Source* src, Destination* ds
         for (int64_t c = 0; c < full; c += lanes) {
           const Source* window = top + 2 * ow * channels + c;
           Floats best = as_destination<Destination>(load_floats(window));
-          Bytes where{};
+          Ints where{};
           keep_greater(as_destination<Destination>(load_floats(window + channels)), 1, best, where);
           keep_greater(as_destination<Destination>(load_floats(window + input_row)), 2, best, where);
           keep_greater(as_destination<Destination>(load_floats(window + input_row + channels)), 3, best, where);
           store_floats(dst + out_row + ow * channels + c, best);
-          store(argmax + out_row + ow * channels + c, where);
+          store_positions(argmax + out_row + ow * channels + c, where);
         }
       }
     }
@@ -154,10 +155,10 @@ void max_forward_in_vectors(const WindowGeometry& g, const Source* src, Destinat
   for_each_window(g, [&](int64_t out, const Window& window) {
     for (int64_t c = 0; c < full; c += lanes) {
       Floats best;
-      Bytes where;
+      Ints where;
       window_max<Destination>(g, src, window, c, best, where);
       store_floats(dst + out + c, best);
-      store(argmax + out + c, where);
+      store_positions(argmax + out + c, where);
     }
   });
 }

@@ -3,6 +3,8 @@
 // the kernels whose loops GCC does not vectorize well by itself: few_channel_conv.cpp and
 // direct_conv.cpp (sums kept in registers across the taps), tiling_pool.cpp (a vector of
 // channels per pixel).
+#include <immintrin.h>
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -71,12 +73,25 @@ Floats as_destination(Floats v) {
 }
 
 /// A max pooling window's running maximum: best and where take value and position in the lanes
-/// where value is greater (the first of equal values stays).
-inline void keep_greater(Floats value, int8_t position, Floats& best, Bytes& where) {
+/// where value is greater (the first of equal values stays). Positions are kept in int32 lanes
+/// and narrowed to bytes once, by store_positions: narrowed at each comparison, AVX2 moved them
+/// lane by lane (the recipe's pooled 1 -> 32 3x3 forward, 1 thread, 256 images: 4.9 -> 2.4 ms).
+inline void keep_greater(Floats value, int32_t position, Floats& best, Ints& where) {
   const Ints greater = value > best;  // -1 or 0 per lane
   best = greater ? value : best;
-  const Bytes taken = __builtin_convertvector(greater, Bytes);
-  where = (where & ~taken) | ((Bytes{} + position) & taken);
+  where = greater ? Ints{} + position : where;
+}
+
+/// Stores `positions` (each 0..127) as bytes.
+inline void store_positions(uint8_t* to, Ints positions) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  // Two packs: GCC converts an 8-lane vector to bytes lane by lane.
+  const __m256i wide = reinterpret_cast<__m256i>(positions);
+  const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(wide), _mm256_extracti128_si256(wide, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(to), _mm_packs_epi16(words, words));
+#else
+  store(to, __builtin_convertvector(positions, Bytes));
+#endif
 }
 
 /// Stores `v`, whose values the destination's type holds exactly (as_destination's): bfloat16

@@ -50,7 +50,9 @@ void run_layer_test(const nlohmann::json& config, const Shape& input_shape,
   auto history = model.fit(x, y, options);
   const auto& losses = history.history.at("loss");
   for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
-  if (!layer->trainable_weights().empty()) EXPECT_LT(losses.back(), losses.front());
+  if (!layer->trainable_weights().empty()) {
+    EXPECT_LT(losses.back(), losses.front());
+  }
 }
 
 void expect_weight_gradients_match_finite_differences(models::CompiledStep& step,

@@ -275,7 +275,9 @@ StoredGroup read_stored_file(const std::string& path) {
   std::memcpy(&floats, message.data() + take(at, 8), 8);
   if (floats > (message.size() - at) / sizeof(float)) fail(path, "the reader's answer was cut short");
   std::vector<float> blob(static_cast<size_t>(floats));
-  std::memcpy(blob.data(), message.data() + take(at, size_t(floats) * sizeof(float)), size_t(floats) * sizeof(float));
+  if (floats > 0) {  // an empty blob's data() is null, which memcpy must not get (UBSan, a fuzzed file)
+    std::memcpy(blob.data(), message.data() + take(at, size_t(floats) * sizeof(float)), size_t(floats) * sizeof(float));
+  }
 
   StoredGroup root;
   root.path_ = path + ":";

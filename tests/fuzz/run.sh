@@ -46,9 +46,10 @@ build() {  # build TARGET SOURCE LIBRARIES...
     -o "$work/$target"
 }
 
+# Undefined behaviour in the library is a finding too: tenfold_lib is compiled recoverable.
 run() {  # run TARGET CORPUS [MAX_LEN]
-  "$work/$1" -max_total_time="$budget" -max_len="${3:-4096}" -rss_limit_mb=2048 -print_final_stats=1 \
-    "$2" 2>&1 | tail -n 12
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$work/$1" -max_total_time="$budget" -max_len="${3:-4096}" \
+    -rss_limit_mb=2048 -print_final_stats=1 "$2" 2>&1 | tail -n 12
 }
 
 build fuzz_idx "$root/src/datasets/idx.cpp" -lz

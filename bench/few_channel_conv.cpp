@@ -37,22 +37,22 @@ std::pair<double, double> best_times(Kernel& kernel, const WindowGeometry& g, DT
   auto dst = allocate_aligned(size_t(g.batch * g.out_height * g.out_width * g.out_channels) * element);
   auto diff_dst = allocate_aligned(size_t(g.batch * g.out_height * g.out_width * g.out_channels) * element);
   auto argmax = allocate_aligned(pool ? size_t(pool->batch * pool->out_height * pool->out_width * pool->out_channels) : 0);
+  uint8_t* pooled_argmax = pool ? reinterpret_cast<uint8_t*>(argmax.get()) : nullptr;
   std::vector<float> kernel_values(weights), bias(size_t(g.out_channels)), diff_kernel(weights),
       diff_bias(size_t(g.out_channels));
   double forward = 1e30, backward = 1e30;
   using clock = std::chrono::steady_clock;
   for (int r = 0; r < repeats; ++r) {
     const auto start = clock::now();
-    auto* pooled_argmax = reinterpret_cast<uint8_t*>(argmax.get());
     if constexpr (std::is_same_v<Kernel, DirectConv2DKernel>) {
-      kernel.forward(src.get(), kernel_values.data(), bias.data(), dst.get(), pool ? pooled_argmax : nullptr);
+      kernel.forward(src.get(), kernel_values.data(), bias.data(), dst.get(), pooled_argmax);
     } else {
       kernel.forward(src.get(), kernel_values.data(), bias.data(), dst.get());
     }
     const auto middle = clock::now();
     if constexpr (std::is_same_v<Kernel, DirectConv2DKernel>) {
       kernel.backward(src.get(), dst.get(), diff_dst.get(), kernel_values.data(), nullptr, diff_kernel.data(),
-                      diff_bias.data(), pool ? pooled_argmax : nullptr);
+                      diff_bias.data(), pooled_argmax);
     } else {
       kernel.backward(src.get(), dst.get(), diff_dst.get(), kernel_values.data(), nullptr, diff_kernel.data(),
                       diff_bias.data());
@@ -91,17 +91,16 @@ int main(int argc, char** argv) {
   const WindowGeometry g =
       make_window_geometry(batch, 28, 28, 1, filters, window, window, stride, stride,
                            padding_name == "valid" ? Padding::valid : Padding::same, 1, 1, 1);
+  const auto stored = onednn::Conv2DKernel::preferred_weights_desc(g);
+  const size_t weights = stored.get_size() / sizeof(float);
   if (pool_size != 0) {
     const WindowGeometry pool = make_window_geometry(batch, g.out_height, g.out_width, filters, filters, 2, 2, 2, 2,
                                                      Padding::valid, 1, 1, 1);
-    const auto stored = onednn::Conv2DKernel::preferred_weights_desc(g);
     DirectConv2DKernel direct(g, activation, true, stored, true, DType::float32, DType::float32, pool);
     report("tenfold direct + max pooling", DType::float32,
-           best_times(direct, g, DType::float32, stored.get_size() / sizeof(float), repeats, &pool));
+           best_times(direct, g, DType::float32, weights, repeats, &pool));
     return 0;
   }
-  const auto stored = onednn::Conv2DKernel::preferred_weights_desc(g);
-  const size_t weights = stored.get_size() / sizeof(float);
   // bfloat16 where the CPU has bfloat16 units: oneDNN has no bfloat16 convolution elsewhere.
   std::vector<DType> dtypes = {DType::float32};
   if (cpu_has_bfloat16_units()) dtypes.push_back(DType::bfloat16);

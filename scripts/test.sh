@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `make test`: builds Tenfold, runs the unit tests, the slow tests, then `make sanitize fuzz`.
+# Those two compile the library twice more (AddressSanitizer, ThreadSanitizer), about as much
+# CPU time as the release build: their builds start at once in the idle scheduling class, so
+# they get only the CPU time the release build and the tests leave (serial links, Keras'
+# downloads, the slow tests' waits on Python and on the processes they kill), and the cores
+# once the tests end. The tests run as fast beside them (measured: the recipe's samples/s
+# with a SCHED_IDLE compile beside it, within run-to-run noise).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${BUILD_DIR:-build}
+jobs=${JOBS:-$(nproc)}
+mkdir -p "$build_dir"
+
+# util-linux's chrt; where the idle class is refused (a restricted container), the lowest nice.
+if chrt --idle 0 true 2>/dev/null; then idle=(chrt --idle 0); else idle=(nice -n 19); fi
+# Its own process group (setsid), so a failing test stops the whole build with it.
+setsid "${idle[@]}" make --no-print-directory sanitized-builds > "$build_dir/sanitized-builds.log" 2>&1 &
+sanitized_builds=$!
+trap 'kill -- -$sanitized_builds 2>/dev/null || true' EXIT
+
+scripts/install-keras-for-tests.sh "$build_dir/keras-venv" &
+keras_install=$!
+make --no-print-directory build
+wait $keras_install
+
+(cd "$build_dir" && ctest --output-on-failure -j "$jobs" -L unit)
+(cd "$build_dir" && ctest --output-on-failure -L slow)
+
+wait $sanitized_builds || {
+  tail -n 40 "$build_dir/sanitized-builds.log"
+  echo "the sanitized builds failed; their log: $build_dir/sanitized-builds.log"
+  exit 1
+}
+trap - EXIT
+make --no-print-directory sanitize fuzz

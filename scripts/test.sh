@@ -14,9 +14,13 @@ mkdir -p "$build_dir"
 
 # util-linux's chrt; where the idle class is refused (a restricted container), the lowest nice.
 if chrt --idle 0 true 2>/dev/null; then idle=(chrt --idle 0); else idle=(nice -n 19); fi
-# Its own process group (setsid), so a failing test stops the whole build with it.
-setsid "${idle[@]}" make --no-print-directory sanitized-builds > "$build_dir/sanitized-builds.log" 2>&1 &
+# In its own process group (job control on), so that a failing test stops the whole build with
+# it. Not its own session (setsid): the kernel's autogroups would then share the CPU evenly
+# between this script's session and the build's, whatever its class.
+set -m
+"${idle[@]}" make --no-print-directory sanitized-builds > "$build_dir/sanitized-builds.log" 2>&1 &
 sanitized_builds=$!
+set +m
 trap 'kill -- -$sanitized_builds 2>/dev/null || true' EXIT
 
 scripts/install-keras-for-tests.sh "$build_dir/keras-venv" &

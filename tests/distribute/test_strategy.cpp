@@ -67,12 +67,21 @@ Trained train_five_steps(const std::shared_ptr<Strategy>& strategy, const std::s
   return trained;
 }
 
-/// Training under 1, 2, 4 and 8 replicas ends with the weights (within rtol 1e-5 and `atol`),
+/// The replica counts compared with one device. Under ThreadSanitizer, where each training
+/// takes seconds, those that add something to race: two replicas, and eight, which the last
+/// batch of 3 rows leaves some without rows.
+#ifdef TENFOLD_THREAD_SANITIZER
+const std::vector<int> kReplicaCounts = {2, 8};
+#else
+const std::vector<int> kReplicaCounts = {1, 2, 4, 8};
+#endif
+
+/// Training under each of kReplicaCounts ends with the weights (within rtol 1e-5 and `atol`),
 /// loss and accuracy of one.
 void expect_replicas_train_as_one(const std::string& model_json, double atol = 1e-7,
                                   const std::function<void(models::Model&)>& prepare = {}) {
   Trained one = train_five_steps(Strategy::one_device(), model_json, prepare);
-  for (int replicas : {1, 2, 4, 8}) {
+  for (int replicas : kReplicaCounts) {
     SCOPED_TRACE(std::to_string(replicas) + " replicas");
     auto strategy = Strategy::mirrored(split_cpu(replicas));
     EXPECT_EQ(strategy->num_replicas_in_sync(), replicas);

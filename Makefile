@@ -6,7 +6,8 @@ WERROR := $(if $(CI),ON,OFF)
 # time; a developer's incremental build recompiles one source, not its batch.
 UNITY := $(if $(CI),ON,OFF)
 
-.PHONY: all deps configure build run test asan-build tsan-build sanitized-builds sanitize fuzz bench fixtures clean
+.PHONY: all deps configure build run test asan-build tsan-build fuzz-build sanitized-builds sanitize fuzz bench
+.PHONY: fixtures clean
 
 all: build
 
@@ -50,9 +51,13 @@ tsan-build: deps
 	  -DTENFOLD_SANITIZE=thread -DTENFOLD_WERROR=$(WERROR) -DTENFOLD_UNITY_BUILD=ON >/dev/null
 	@cmake --build $(BUILD_DIR)-tsan -j $(JOBS) --target threaded_tests
 
-# Every build `make sanitize fuzz` runs in.
-sanitized-builds: asan-build tsan-build
+fuzz-build: asan-build
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_targets
+
+# Every build `make sanitize fuzz` runs in, the two build directories side by side: the serial
+# tails of one (a last unity batch, a precompiled header, links) leave cores to the other.
+sanitized-builds: deps
+	@$(MAKE) --no-print-directory -j 2 fuzz-build tsan-build
 
 sanitize: asan-build tsan-build
 	cd build-fuzz && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -110,8 +110,10 @@ int predict(const std::vector<std::string>& args) {
   const int64_t samples = outputs.shape()[0];
   const int64_t width = samples ? outputs.num_elements() / samples : 0;
   const bool classifier = outputs.shape().rank() == 2 && width > 1;
+  // Not `outputs` itself in the lambda: clang 14 cannot capture a structured binding.
+  const float* predictions = outputs.data<float>();
   auto predicted_class = [&](int64_t i) {
-    const float* row = outputs.data<float>() + i * width;
+    const float* row = predictions + i * width;
     return int64_t(std::max_element(row, row + width) - row);
   };
   if (output_path.ends_with(".npy")) datasets::write_npy(output_path, outputs);

@@ -21,7 +21,8 @@ set -m
 "${idle[@]}" make --no-print-directory sanitized-builds > "$build_dir/sanitized-builds.log" 2>&1 &
 sanitized_builds=$!
 set +m
-trap 'kill -- -$sanitized_builds 2>/dev/null || true' EXIT
+# (CONT after TERM: a stopped process takes its TERM when continued.)
+trap 'kill -- -$sanitized_builds 2>/dev/null; kill -CONT -- -$sanitized_builds 2>/dev/null || true' EXIT
 
 scripts/install-keras-for-tests.sh "$build_dir/keras-venv" &
 keras_install=$!

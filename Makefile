@@ -27,11 +27,7 @@ run: build
 	  --history $(BUILD_DIR)/history.json --log-dir $(BUILD_DIR)/logs
 	$(BUILD_DIR)/tenfold plot $(BUILD_DIR)/history.json
 
-# Fast unit tests first (in parallel: many are short and single-threaded), then the slow ones
-# (real training runs on every core: one at a time, 10% faster than two), then the core
-# (tensors, input pipeline, data files) under sanitizers, then a short fuzzing run of the
-# readers of untrusted files. The tests' Keras installs (mostly downloads) while Tenfold builds,
-# and the sanitized builds compile meanwhile on what CPU time is left (scripts/test.sh).
+# Build, unit tests, slow tests, then `make sanitize fuzz`: the order and why in scripts/test.sh.
 test: deps
 	@BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) scripts/test.sh
 

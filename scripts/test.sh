@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# `make test`: builds Tenfold, runs the unit tests, the slow tests, then `make sanitize fuzz`.
-# Those two compile the library twice more (AddressSanitizer, ThreadSanitizer), about as much
-# CPU time as the release build: their builds start at once in the idle scheduling class, so
+# `make test`: builds Tenfold, runs the fast unit tests first (in parallel: many are short and
+# single-threaded), then the slow ones (real training on every core: one at a time, 10% faster
+# than two), then `make sanitize fuzz`: the core (tensors, input pipeline, data files) and the
+# threaded tests under sanitizers, and a short fuzzing run of the readers of untrusted files.
+# The tests' Keras installs (mostly downloads) while Tenfold builds.
+# `make sanitize fuzz` compiles the library twice more (AddressSanitizer, ThreadSanitizer),
+# about as much CPU time as the release build: those builds start at once in the idle scheduling class, so
 # they get only the CPU time the release build and the tests leave (serial links, Keras'
 # downloads, the slow tests' waits on Python and on the processes they kill), and the cores
 # once the tests end. The release build and the slow tests run as fast beside them (CI: 354
@@ -30,8 +34,7 @@ make --no-print-directory build
 wait $keras_install
 
 # Paused during the unit tests: there two tests run at once, each on two OpenMP threads, and
-# beside an idle-class compile test_models took 22 s instead of 7 (measured; the slow tests,
-# one at a time, and the release build ran as fast beside it).
+# beside an idle-class compile test_models took 22 s instead of 7 (measured).
 kill -STOP -- -$sanitized_builds 2>/dev/null || true
 (cd "$build_dir" && ctest --output-on-failure -j "$jobs" -L unit)
 kill -CONT -- -$sanitized_builds 2>/dev/null || true

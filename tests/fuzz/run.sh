@@ -45,24 +45,26 @@ cp "$root"/tests/fixtures/models/small.* "$work/model_file/"
 # Undefined behaviour is a finding too (tenfold_lib is compiled recoverable). Each target runs
 # in the work directory (where libFuzzer writes a finding's input), on the corpus named after
 # it, and logs to TARGET.log.
+declare -A running  # target -> its process
 start() {  # start TARGET MAX_LEN: runs it in the background
   (cd "$work" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build_dir/tests/$1" \
     -max_total_time="$budget" -max_len="$2" -rss_limit_mb=2048 -print_final_stats=1 "$work/${1#fuzz_}" \
     > "$work/$1.log" 2>&1) &
+  running[$1]=$!
 }
-finish() {  # finish TARGET PID: waits for it, prints its end, fails on a finding
+finish() {  # finish TARGET: waits for it, prints its end, fails on a finding
   local status=0
-  wait "$2" || status=$?
+  wait "${running[$1]}" || status=$?
   echo "== $1"
   tail -n 12 "$work/$1.log"
   [ "$status" -eq 0 ] || { echo "$1 failed (exit $status): $work/$1.log"; exit 1; }
 }
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
-start fuzz_idx 4096; idx=$!
-start fuzz_png 4096; png=$!
-finish fuzz_idx $idx
-finish fuzz_png $png
-start fuzz_data_files 65536; data_files=$!
-start fuzz_model_file 200000; model_file=$!
-finish fuzz_data_files $data_files
-finish fuzz_model_file $model_file
+start fuzz_idx 4096
+start fuzz_png 4096
+finish fuzz_idx
+finish fuzz_png
+start fuzz_data_files 65536
+start fuzz_model_file 200000
+finish fuzz_data_files
+finish fuzz_model_file

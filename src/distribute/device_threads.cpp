@@ -69,7 +69,11 @@ void DeviceThreads::serve(int device) {
       error = std::current_exception();
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    if (error && !error_) error_ = error;
+    // Handed over, or dropped, under the lock: a reference this thread released after it
+    // could free the exception while run()'s caller reads it (libstdc++'s atomic count, which
+    // ThreadSanitizer does not see, made that a race report).
+    if (error && !error_) error_ = std::move(error);
+    error = nullptr;
     if (--pending_ == 0) changed_.notify_all();
   }
 }
